@@ -1,0 +1,51 @@
+import express, { type Express, type RequestHandler, type Router } from 'express';
+import type { ServiceContext } from '../context.js';
+import { errorHandler, notFound } from './errors.js';
+import { trustGuard } from './guard.js';
+
+/** Routes that take multipart/form-data instead of JSON. */
+export const MULTIPART_PATHS = ['/api/files/upload'] as const;
+
+/**
+ * The Express app, in the order that matters: the trust guard before anything reads the
+ * request, then response hardening, the JSON parser, the feature routers, and the
+ * `{detail}` handlers last.
+ */
+export function buildApp(ctx: ServiceContext, routers: readonly Router[]): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestLog(ctx));
+  app.use(
+    trustGuard({
+      port: ctx.port,
+      origins: [...ctx.host.rendererOrigins, ...ctx.config.allowedOrigins],
+      token: ctx.host.token,
+      multipartPaths: MULTIPART_PATHS,
+    }),
+  );
+  app.use(hardenResponse);
+  app.use(express.json({ type: 'application/json', limit: ctx.config.jsonLimitBytes, strict: true }));
+  for (const router of routers) app.use(router);
+  app.use(notFound);
+  app.use(errorHandler(ctx.log));
+  return app;
+}
+
+const hardenResponse: RequestHandler = (_req, res, next) => {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Cache-Control', 'no-store');
+  next();
+};
+
+/** One line per request: method, path without query, status, duration. Never bodies. */
+function requestLog(ctx: ServiceContext): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      ctx.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms) }, 'request');
+    });
+    next();
+  };
+}

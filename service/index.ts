@@ -1,0 +1,76 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Router } from 'express';
+import type { Config } from './config.js';
+import { createContext, type ServiceContext, type Stage } from './context.js';
+import type { Host } from './host.js';
+import { buildApp } from './http/app.js';
+import { featureRouters } from './http/routes.js';
+import { createLogger, type Logger } from './log.js';
+import { flushWrites } from './stores/atomic.js';
+
+export interface ServiceOptions {
+  config: Config;
+  host: Host;
+  log?: Logger;
+  /** Extra routers mounted after the feature routers (embedding hosts and tests). */
+  extraRoutes?: (ctx: ServiceContext) => Router[];
+}
+
+export interface Service {
+  readonly ctx: ServiceContext;
+  /** Binds the configured host and port; rejects (never falls back) if it cannot. */
+  listen(): Promise<{ url: string; port: number }>;
+  /** Stops accepting, ends open streams, stops every child group, flushes writes. */
+  close(): Promise<void>;
+}
+
+export function createService(options: ServiceOptions): Service {
+  const log = options.log ?? createLogger(options.config.logLevel);
+  let server: Server | undefined;
+  let stage: Stage = 'starting';
+  const ctx = createContext(options.config, options.host, log, {
+    port: () => (server?.address() as AddressInfo | null)?.port ?? options.config.port,
+    stage: () => stage,
+  });
+  const app = buildApp(ctx, [...featureRouters(ctx), ...(options.extraRoutes?.(ctx) ?? [])]);
+
+  const listen = async (): Promise<{ url: string; port: number }> => {
+    const s = createServer(app);
+    // Uploads of 100 MB on a slow disk must not be cut by Node's 5-minute default;
+    // SSE responses are long-lived by design.
+    s.requestTimeout = 0;
+    s.headersTimeout = 30_000;
+    s.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      s.once('error', reject);
+      s.listen(options.config.port, options.config.host, () => {
+        s.off('error', reject);
+        resolve();
+      });
+    });
+    server = s;
+    stage = 'ready';
+    const port = ctx.port();
+    return { url: `http://${formatHost(options.config.host)}:${port}`, port };
+  };
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      stage = 'stopping';
+      const stopped = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
+      ctx.streams.closeAll();
+      await ctx.supervisor.stopAll();
+      await flushWrites();
+      server?.closeIdleConnections();
+      server?.closeAllConnections();
+      await stopped;
+    })());
+
+  return { ctx, listen, close };
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,137 @@
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Logger } from '../log.js';
+
+/**
+ * Owns every subprocess the service starts. Each child leads its own process group
+ * (spawned detached, never through a shell), so stopping it stops everything it forked:
+ * SIGTERM to the group, then SIGKILL once the grace period is over.
+ */
+export interface OwnedProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Settles when the group leader has exited. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface SpawnRequest {
+  command: string;
+  args: readonly string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  stdio?: SpawnOptions['stdio'];
+}
+
+const DEFAULT_GRACE_MS = 3000;
+
+export class Supervisor {
+  private readonly owned = new Set<OwnedProcess>();
+
+  constructor(private readonly log: Logger) {}
+
+  get size(): number {
+    return this.owned.size;
+  }
+
+  /** Starts a child in its own group. Rejects if the program cannot be started (ENOENT...). */
+  async spawn(request: SpawnRequest): Promise<OwnedProcess> {
+    const child = spawn(request.command, [...request.args], {
+      cwd: request.cwd,
+      env: request.env ?? {},
+      stdio: request.stdio ?? ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      shell: false,
+      windowsHide: true,
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', reject);
+    });
+    const owned = this.adopt(child);
+    this.log.debug({ pid: owned.pid, command: request.command }, 'child started');
+    return owned;
+  }
+
+  /** Stops every owned group (shutdown). */
+  async stopAll(graceMs = DEFAULT_GRACE_MS): Promise<void> {
+    await Promise.all([...this.owned].map((p) => p.stop(graceMs)));
+  }
+
+  private adopt(child: ChildProcess): OwnedProcess {
+    const pid = child.pid!;
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+    let stopping: Promise<void> | undefined;
+    const owned: OwnedProcess = {
+      child,
+      pid,
+      exited,
+      stop: (graceMs = DEFAULT_GRACE_MS) => (stopping ??= stopGroup(pid, graceMs).finally(() => this.owned.delete(owned))),
+    };
+    this.owned.add(owned);
+    // The leader is gone but its group may live on; keep it owned until the group is empty.
+    void exited.then(() => {
+      if (!groupAlive(pid)) this.owned.delete(owned);
+    });
+    return owned;
+  }
+}
+
+async function stopGroup(pgid: number, graceMs: number): Promise<void> {
+  signalGroup(pgid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (groupAlive(pgid) && Date.now() < deadline) await sleep(25);
+  if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
+  const hardDeadline = Date.now() + 2000;
+  while (groupAlive(pgid) && Date.now() < hardDeadline) await sleep(25);
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already empty.
+  }
+}
+
+/**
+ * Whether any live (non-zombie) process is still in the group. On Linux /proc tells us
+ * directly, which also ignores zombies a non-reaping PID 1 may leave; elsewhere a
+ * signal-0 probe is the best available answer.
+ */
+export function groupAlive(pgid: number): boolean {
+  if (process.platform === 'linux') return livePidsInGroup(pgid).length > 0;
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function livePidsInGroup(pgid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readStat(entry);
+    if (stat && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X') pids.push(Number(entry));
+  }
+  return pids;
+}
+
+function readStat(pid: string): { state: string; pgrp: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may itself hold spaces.
+    const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { state: rest[0]!, pgrp: Number(rest[2]) };
+  } catch {
+    return undefined;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
