@@ -1,0 +1,33 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import mime from 'mime-types';
+
+export const APP_SCHEME = 'app';
+export const APP_ORIGIN = `${APP_SCHEME}://space`;
+
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' http://127.0.0.1:*; object-src 'none'; frame-ancestors 'none'";
+
+/**
+ * Serves the renderer bundle under app://space, so the UI has a real origin the service
+ * can allow-list (file:// would send `Origin: null`). Paths stay inside the bundle folder.
+ */
+export async function serveRenderer(request: { url: string }, rendererDir: string): Promise<Response> {
+  const url = new URL(request.url);
+  if (`${url.protocol}//${url.host}` !== APP_ORIGIN) return new Response('Not Found', { status: 404 });
+  const relative = decodeURIComponent(url.pathname === '/' ? '/index.html' : url.pathname);
+  const file = path.resolve(rendererDir, `.${relative}`);
+  if (!file.startsWith(rendererDir + path.sep)) return new Response('Not Found', { status: 404 });
+  try {
+    const body = await readFile(file);
+    return new Response(body, { headers: { 'Content-Type': mime.lookup(file) || 'application/octet-stream', 'Content-Security-Policy': CSP } });
+  } catch {
+    if (relative === '/index.html') return placeholder();
+    return new Response('Not Found', { status: 404 });
+  }
+}
+
+/** Shown when no renderer bundle is installed next to the app. */
+function placeholder(): Response {
+  const html = '<!doctype html><meta charset="utf-8"><title>Space</title><h1>Space</h1><p>The service is running; no renderer bundle is installed.</p>';
+  return new Response(html, { headers: { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': CSP } });
+}

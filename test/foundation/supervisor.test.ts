@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../service/log.js';
+import { livePidsInGroup, Supervisor } from '../../service/process/supervisor.js';
+
+const log = createLogger('silent');
+const env = { PATH: process.env.PATH };
+
+describe('process supervisor', () => {
+  it('a program that does not exist rejects with ENOENT and owns nothing', async () => {
+    const sup = new Supervisor(log);
+    await expect(sup.spawn({ command: 'no-such-binary-xyz', args: [], env })).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(sup.size).toBe(0);
+  });
+
+  it('never goes through a shell: arguments are data', async () => {
+    const sup = new Supervisor(log);
+    const child = await sup.spawn({ command: 'echo', args: ['$(id)', '; rm -rf ~'], env });
+    let out = '';
+    child.child.stdout!.on('data', (c: Buffer) => (out += c));
+    await new Promise((r) => child.child.stdout!.once('end', r));
+    expect(out).toBe('$(id) ; rm -rf ~\n');
+  });
+
+  it('each child leads its own process group, and stop kills the whole group', async () => {
+    const sup = new Supervisor(log);
+    const child = await sup.spawn({ command: 'sh', args: ['-c', 'sleep 300 & sleep 300 & wait'], env, stdio: 'ignore' });
+    expect(child.pid).not.toBe(process.pid);
+    await expect.poll(() => livePidsInGroup(child.pid).length).toBe(3);
+    expect(livePidsInGroup(process.pid)).not.toContain(child.pid);
+    await child.stop(1000);
+    expect(livePidsInGroup(child.pid)).toEqual([]);
+    expect(sup.size).toBe(0);
+  });
+
+  it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
+    const sup = new Supervisor(log);
+    const child = await sup.spawn({ command: 'sh', args: ['-c', "trap '' TERM; sleep 300 & wait; wait"], env, stdio: 'ignore' });
+    await expect.poll(() => livePidsInGroup(child.pid).length).toBe(2);
+    await sup.stopAll(200);
+    expect(livePidsInGroup(child.pid)).toEqual([]);
+    expect((await child.exited).signal).toBe('SIGKILL');
+  });
+
+  it('a grandchild left behind by an exited leader stays owned until stopped', async () => {
+    const sup = new Supervisor(log);
+    const child = await sup.spawn({ command: 'sh', args: ['-c', 'sleep 300 &'], env, stdio: 'ignore' });
+    await child.exited;
+    await expect.poll(() => livePidsInGroup(child.pid).length).toBe(1);
+    expect(sup.size).toBe(1);
+    await sup.stopAll(500);
+    expect(livePidsInGroup(child.pid)).toEqual([]);
+    expect(sup.size).toBe(0);
+  });
+});
