@@ -77,7 +77,7 @@ function setCorsHeaders(res: Response, origin: string): void {
 
 /** `GET /` is the liveness banner; `/callback` is reached by the user's browser after OAuth. */
 function isPublic(req: Request): boolean {
-  return req.method === 'GET' && (req.path === '/' || req.path === '/callback');
+  return (req.method === 'GET' || req.method === 'HEAD') && (req.path === '/' || req.path === '/callback');
 }
 
 function tokenMatches(req: Request, expected: Buffer): boolean {
