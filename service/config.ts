@@ -15,6 +15,10 @@ export interface Config {
   readonly pollToken: string | undefined;
   readonly projectsRoot: string;
   readonly agentName: string;
+  /** Registry id of the agent whose `env_file` is the active env file (else the default file). */
+  readonly activeAgentId: string | undefined;
+  /** Base URL of the local model server (Ollama) probed by /api/config/localmodel; loopback only. */
+  readonly localModelUrl: string;
   readonly usageSyncHourUtc: number;
   readonly deployhostRedirectUri: string | undefined;
   /** Extra renderer origins, beyond the host's own. */
@@ -62,6 +66,8 @@ export function loadConfig(env: Env = process.env): Config {
     pollToken: nonEmpty(env.SPACE_POLL_TOKEN),
     projectsRoot: expandHome(env.SPACE_PROJECTS_ROOT, home) ?? path.join(home, 'space-projects'),
     agentName: env.AGENT_NAME || 'runtimea',
+    activeAgentId: nonEmpty(env.SPACE_ACTIVE_AGENT),
+    localModelUrl: parseLoopbackUrl(env.SPACE_LOCALMODEL_URL),
     usageSyncHourUtc: parseHour(env.USAGE_SYNC_HOUR_UTC),
     deployhostRedirectUri: nonEmpty(env.DEPLOYHOST_OAUTH_REDIRECT_URI),
     allowedOrigins: parseOrigins(env.SPACE_ALLOWED_ORIGINS),
@@ -111,6 +117,21 @@ function parseLoopbackHost(value: string | undefined): string {
   const host = value || '127.0.0.1';
   if (host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host)) return host;
   throw new ConfigError(`SPACE_HOST must be a loopback address (127.0.0.1, ::1 or localhost), got ${host}`);
+}
+
+/** The local model server is probed on this machine only. */
+function parseLoopbackUrl(value: string | undefined): string {
+  const raw = value || 'http://127.0.0.1:11434';
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`SPACE_LOCALMODEL_URL is not a URL: ${raw}`);
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+  if (url.protocol !== 'http:' || !loopback) throw new ConfigError(`SPACE_LOCALMODEL_URL must be an http:// loopback URL, got ${raw}`);
+  return raw.replace(/\/+$/, '');
 }
 
 function parsePort(value: string | undefined): number {
