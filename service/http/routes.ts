@@ -1,9 +1,22 @@
 import type { Router } from 'express';
+import { agentRoutes } from '../agents/routes.js';
+import { channelRoutes } from '../channels/routes.js';
+import { configRoutes } from '../config-api/routes.js';
 import type { ServiceContext } from '../context.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
+import { onboardingRoutes } from '../onboarding/routes.js';
+import { secretsRoutes } from '../secrets/routes.js';
 import { statusRoutes } from '../status/routes.js';
 
 /** Every feature's router, in one list: the map from the spec's sections to code. */
 export function featureRouters(ctx: ServiceContext): Router[] {
-  return [statusRoutes(ctx), lifecycleRoutes(ctx)];
+  return [
+    statusRoutes(ctx),
+    lifecycleRoutes(ctx),
+    agentRoutes(ctx),
+    secretsRoutes(ctx),
+    configRoutes(ctx),
+    onboardingRoutes(ctx),
+    channelRoutes(ctx),
+  ];
 }

@@ -1,0 +1,75 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { ServiceContext } from '../context.js';
+import { activeEnvFile, activeEnvStore } from '../secrets/active-env.js';
+import { EnvFileStore } from '../stores/env-file.js';
+import { RegistryStore } from '../stores/registry.js';
+import { aiAuthSnapshot } from './ai-auth.js';
+import { probeLocalModel } from './localmodel.js';
+import { listModels, loadManifests } from './manifests.js';
+import { maskDeep } from './mask.js';
+import { providerEnvKey } from './provider-key.js';
+import { apiKeyState, effectiveEnv, hostedAccount, localState, provbSubscription } from './provider-state.js';
+import { parseBody } from './request-body.js';
+
+const ProviderKeyBody = z.object({ key: z.string().trim().min(1) });
+
+/**
+ * /api/config/*, /api/models and /debug/ai-auth. Every body here is safe to show: secrets
+ * appear only as booleans or masks (see mask.ts).
+ */
+export function configRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  const { config } = ctx;
+  const envValues = async (): Promise<Map<string, string>> => effectiveEnv(await (await activeEnvStore(config)).entries());
+
+  router.get('/api/config/workspace', (_req, res) => {
+    const roots: Record<string, string> = { runtimea: config.projectsRoot, clia_code: config.projectsRoot };
+    roots[config.agentName] = config.projectsRoot;
+    res.json({ roots, default: config.agentName });
+  });
+
+  router.get('/api/models', async (_req, res) => {
+    res.json({ models: await listModels(config.paths.manifests) });
+  });
+
+  router.get('/api/config/api-key', async (_req, res) => {
+    res.json(apiKeyState(await envValues()));
+  });
+
+  router.get('/api/config/providers', (_req, res) => void res.json({ providers: [] }));
+
+  router.post('/api/config/providers/:provider_id/key', async (req, res) => {
+    const key = providerEnvKey(req.params.provider_id);
+    const body = parseBody(ProviderKeyBody, req.body, 'Body must be {key: non-empty string}');
+    await (await activeEnvStore(config)).upsert([{ key, value: body.key }]);
+    res.json({ ok: true });
+  });
+
+  router.get('/api/config/runtimea', async (_req, res) => {
+    const registry = await new RegistryStore(config.paths.registryFile).read();
+    res.json(maskDeep(registry, [...(await envValues()).values()]));
+  });
+
+  router.get('/api/config/provb-subscription', async (_req, res) => {
+    res.json(await provbSubscription(config.home));
+  });
+
+  router.get('/api/config/hosted-account', (_req, res) => void res.json(hostedAccount(ctx.auth)));
+
+  router.get('/api/config/localmodel', async (_req, res) => {
+    res.json(await probeLocalModel(config.localModelUrl));
+  });
+
+  router.get('/api/config/local', async (_req, res) => {
+    res.json(await localState(config));
+  });
+
+  router.get('/debug/ai-auth', async (_req, res) => {
+    const file = await activeEnvFile(config);
+    const env = effectiveEnv(await new EnvFileStore(file).entries());
+    res.json(await aiAuthSnapshot(file, env, await loadManifests(config.paths.manifests), ctx.auth));
+  });
+
+  return router;
+}
