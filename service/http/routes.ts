@@ -3,6 +3,7 @@ import { agentRoutes } from '../agents/routes.js';
 import { channelRoutes } from '../channels/routes.js';
 import { configRoutes } from '../config-api/routes.js';
 import type { ServiceContext } from '../context.js';
+import { filesRoutes } from '../files/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
@@ -18,5 +19,6 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     configRoutes(ctx),
     onboardingRoutes(ctx),
     channelRoutes(ctx),
+    filesRoutes(ctx),
   ];
 }
