@@ -1,8 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
-import { activeEnvFile, activeEnvStore } from '../secrets/active-env.js';
-import { EnvFileStore } from '../stores/env-file.js';
+import { activeEnvStore } from '../secrets/active-env.js';
 import { RegistryStore } from '../stores/registry.js';
 import { aiAuthSnapshot } from './ai-auth.js';
 import { probeLocalModel } from './localmodel.js';
@@ -66,9 +65,9 @@ export function configRoutes(ctx: ServiceContext): Router {
   });
 
   router.get('/debug/ai-auth', async (_req, res) => {
-    const file = await activeEnvFile(config);
-    const env = effectiveEnv(await new EnvFileStore(file).entries());
-    res.json(await aiAuthSnapshot(file, env, await loadManifests(config.paths.manifests), ctx.auth));
+    const store = await activeEnvStore(config);
+    const env = effectiveEnv(await store.entries());
+    res.json(await aiAuthSnapshot(store.file, env, await loadManifests(config.paths.manifests), ctx.auth));
   });
 
   return router;

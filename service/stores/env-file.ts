@@ -168,12 +168,6 @@ export class EnvFileStore {
     return parseEnv(await this.text());
   }
 
-  /** The effective value of a key (last line wins), or undefined when absent or empty. */
-  async value(key: string): Promise<string | undefined> {
-    const found = (await this.entries()).findLast((e) => e.key === key)?.value;
-    return found ? found : undefined;
-  }
-
   /**
    * Read, change, write atomically at 0600 with no other writer of this file in between.
    * A change that throws (validation) writes nothing.
@@ -187,7 +181,6 @@ export class EnvFileStore {
   }
 
   upsert(entries: readonly EnvEntry[]): Promise<void> {
-    entries.forEach(assertEntry);
     return this.edit((text) => entries.reduce((acc, e) => upsertEnv(acc, e.key, e.value), text));
   }
 

@@ -17,7 +17,7 @@ export interface OnboardingState {
 
 type StateFile = Record<string, unknown>;
 
-export const FIRST_STEP = 'welcome';
+const FIRST_STEP = 'welcome';
 
 export class OnboardingStore {
   private readonly json: JsonFile<StateFile>;
