@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { parseBody } from '../config-api/request-body.js';
+import { parseBody } from '../http/request-body.js';
 import type { ServiceContext } from '../context.js';
 import { activeEnvStore } from '../secrets/active-env.js';
 import { CHANNELS, channelEntries } from './channels.js';

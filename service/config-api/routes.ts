@@ -9,7 +9,7 @@ import { listModels, loadManifests } from './manifests.js';
 import { maskDeep } from './mask.js';
 import { providerEnvKey } from './provider-key.js';
 import { apiKeyState, effectiveEnv, hostedAccount, localState, provbSubscription } from './provider-state.js';
-import { parseBody } from './request-body.js';
+import { parseBody } from '../http/request-body.js';
 
 const ProviderKeyBody = z.object({ key: z.string().trim().min(1) });
 

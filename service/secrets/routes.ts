@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
-import { parseBody } from '../config-api/request-body.js';
+import { parseBody } from '../http/request-body.js';
 import { activeEnvStore } from './active-env.js';
 
 const PutEnvBody = z.object({

@@ -4,8 +4,6 @@ import { HttpError } from '../errors.js';
 /**
  * A request body checked against its schema, or 400 with a fixed text. zod's own messages
  * are not passed on: they could echo what was sent, and bodies here carry secrets.
- * (Shared by every route folder of the config, secrets, agents and channels sections;
- * it would sit best in service/http/.)
  */
 export function parseBody<T extends z.ZodType>(schema: T, body: unknown, detail: string): z.infer<T> {
   const parsed = schema.safeParse(body ?? {});
