@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, dialog, ipcMain, protocol, session, shell } from 'electron';
+import Store from 'electron-store';
 import electronUpdater from 'electron-updater';
 import { loadConfig } from '../service/config.js';
 import { createService, type Service } from '../service/index.js';
@@ -23,6 +24,8 @@ const EXTERNAL_HOSTS = ['github.com', 'claude.ai', 'console.anthropic.com', 'aut
 protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, corsEnabled: true } }]);
 
 let mainWindow: BrowserWindow | undefined;
+/** Window placement between launches; the only state the host itself keeps. */
+const windowState = new Store<{ bounds?: Electron.Rectangle }>({ name: 'window-state' });
 let service: Service | undefined;
 
 if (!app.requestSingleInstanceLock()) {
@@ -61,9 +64,10 @@ async function start(): Promise<void> {
 }
 
 function openWindow(): void {
-  mainWindow = new BrowserWindow(windowOptions(path.join(here, '..', 'preload', 'index.cjs')));
+  mainWindow = new BrowserWindow({ ...windowOptions(path.join(here, '..', 'preload', 'index.cjs')), ...windowState.get('bounds') });
   lockNavigation(mainWindow.webContents, { appOrigin: APP_ORIGIN, externalHosts: EXTERNAL_HOSTS, openExternal: (url) => void shell.openExternal(url) });
   mainWindow.once('ready-to-show', () => mainWindow?.show());
+  mainWindow.on('close', () => windowState.set('bounds', mainWindow?.getBounds()));
   mainWindow.on('closed', () => (mainWindow = undefined));
   void mainWindow.loadURL(`${APP_ORIGIN}/index.html`);
 }
