@@ -1,0 +1,68 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { send, type RequestInit, type TestResponse } from './service.js';
+
+/**
+ * The real service (service/cli.ts) in its own process, for what an in-process service
+ * cannot show: running as an unprivileged user, or under a file-size limit (RLIMIT_FSIZE,
+ * which makes writes fail with EFBIG like a full disk would; Node ignores SIGXFSZ).
+ */
+export interface ChildService {
+  port: number;
+  request(method: string, target: string, init?: RequestInit): Promise<TestResponse>;
+  post(target: string, body?: unknown): Promise<TestResponse>;
+  stop(): Promise<void>;
+}
+
+export interface ChildOptions {
+  home: string;
+  /** Run as this user and group (the test runner must be root to switch). */
+  user?: { uid: number; gid: number };
+  /** Largest file the process may write, in 512-byte blocks (`ulimit -f`). */
+  fileSizeBlocks?: number;
+  env?: Record<string, string>;
+}
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+export async function startChildService(options: ChildOptions): Promise<ChildService> {
+  const node = [process.execPath, '--import', 'tsx', 'service/cli.ts'];
+  const [command, ...args] =
+    options.fileSizeBlocks === undefined ? node : ['sh', '-c', `ulimit -f ${options.fileSizeBlocks} && exec "$@"`, 'sh', ...node];
+  const child = spawn(command!, args, {
+    cwd: root,
+    env: { PATH: process.env.PATH!, HOME: options.home, SPACE_PORT: '0', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.user ?? {}),
+  });
+  const port = await listeningPort(child);
+  return {
+    port,
+    request: (method, target, init) => send(port, method, target, init),
+    post: (target, body) => send(port, 'POST', target, { body }),
+    stop: () => stop(child),
+  };
+}
+
+function listeningPort(child: ChildProcess): Promise<number> {
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const collect = (chunk: Buffer): void => {
+      out += chunk.toString();
+      const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (match) resolve(Number(match[1]));
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    child.once('exit', (code) => reject(new Error(`service exited ${code}: ${out}`)));
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
