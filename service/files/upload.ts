@@ -11,6 +11,7 @@ import { HttpError } from '../errors.js';
 import { KeyedLock } from '../stores/lock.js';
 import { canonicalPath, errorCode, parsePath } from './containment.js';
 import { toHttpError } from './fs-errors.js';
+import { fsyncDirectory } from './replace-file.js';
 import { candidateNames, safeUploadName } from './upload-name.js';
 
 /** The spec's upload limit: 100 MB (MiB) of file content; one byte more is 413. */
@@ -237,13 +238,6 @@ async function sha256Of(file: string): Promise<string> {
 function mimeTypeOf(partType: string, name: string): string {
   if (partType && partType !== 'application/octet-stream') return partType;
   return mime.lookup(name) || 'application/octet-stream';
-}
-
-/** Makes the rename durable; some filesystems refuse fsync on a directory, which is fine. */
-async function fsyncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  await handle.sync().catch(() => undefined);
-  await handle.close();
 }
 
 function tooLarge(limit: number): HttpError {

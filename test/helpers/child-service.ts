@@ -21,12 +21,14 @@ export interface ChildOptions {
   /** Largest file the process may write, in 512-byte blocks (`ulimit -f`). */
   fileSizeBlocks?: number;
   env?: Record<string, string>;
+  /** The entry to run (default service/cli.ts). */
+  entry?: string;
 }
 
 const root = path.resolve(import.meta.dirname, '../..');
 
 export async function startChildService(options: ChildOptions): Promise<ChildService> {
-  const node = [process.execPath, '--import', 'tsx', 'service/cli.ts'];
+  const node = [process.execPath, '--import', 'tsx', options.entry ?? 'service/cli.ts'];
   const [command, ...args] =
     options.fileSizeBlocks === undefined ? node : ['sh', '-c', `ulimit -f ${options.fileSizeBlocks} && exec "$@"`, 'sh', ...node];
   const child = spawn(command!, args, {
