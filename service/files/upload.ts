@@ -102,7 +102,10 @@ function readForm(request: IncomingMessage, defaultDir: string, limit: number): 
     const fail = (err: unknown): void => {
       if (settled) return;
       settled = true;
+      // Stop storing but keep draining: closing a socket with unread bytes resets it, and
+      // the client would see ECONNRESET instead of this answer.
       request.unpipe(parser);
+      request.resume();
       abort.abort(err);
       // Answer only once the temp file is gone (storePart removes it when aborted).
       void (stored ?? Promise.resolve(undefined)).then(discard, () => undefined).then(() => reject(err));
@@ -115,6 +118,9 @@ function readForm(request: IncomingMessage, defaultDir: string, limit: number): 
       space = value;
     });
     parser.on('file', (name, stream, info) => {
+      // Busboy destroys a file stream with an error when the form ends early, possibly
+      // before the pipeline below is attached; the failure itself arrives through 'error'.
+      stream.on('error', () => undefined);
       if (name !== 'file' || stored || settled) {
         stream.resume();
         return;

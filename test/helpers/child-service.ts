@@ -12,6 +12,8 @@ export interface ChildService {
   request(method: string, target: string, init?: RequestInit): Promise<TestResponse>;
   post(target: string, body?: unknown): Promise<TestResponse>;
   stop(): Promise<void>;
+  /** Everything it printed so far (for failure messages). */
+  output(): string;
 }
 
 export interface ChildOptions {
@@ -37,26 +39,28 @@ export async function startChildService(options: ChildOptions): Promise<ChildSer
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(options.user ?? {}),
   });
-  const port = await listeningPort(child);
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const port = await listeningPort(child, () => out);
   return {
     port,
+    output: () => out,
     request: (method, target, init) => send(port, method, target, init),
     post: (target, body) => send(port, 'POST', target, { body }),
     stop: () => stop(child),
   };
 }
 
-function listeningPort(child: ChildProcess): Promise<number> {
-  let out = '';
+function listeningPort(child: ChildProcess, output: () => string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const collect = (chunk: Buffer): void => {
-      out += chunk.toString();
-      const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+    const check = (): void => {
+      const match = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output());
       if (match) resolve(Number(match[1]));
     };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-    child.once('exit', (code) => reject(new Error(`service exited ${code}: ${out}`)));
+    child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
+    child.once('exit', (code) => reject(new Error(`service exited ${code}: ${output()}`)));
   });
 }
 

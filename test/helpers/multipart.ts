@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type ClientRequest } from 'node:http';
 import type { TestResponse } from './service.js';
 
 /**
@@ -146,17 +146,25 @@ export function upload(port: number, init: UploadInit): Promise<UploadOutcome> {
           return;
         }
         sent += chunk.length;
-        if (!req.write(chunk)) {
-          await new Promise<void>((r) => {
-            req.once('drain', r);
-            req.once('close', r);
-            void response.then(r);
-          });
-        }
+        if (!req.write(chunk)) await writable(req, response);
       }
       if (!answered) req.end();
     };
     send().catch(reject);
+  });
+}
+
+/** Resolves when the request can take more data, is closed, or has been answered. */
+function writable(req: ClientRequest, response: Promise<void>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      req.off('drain', done);
+      req.off('close', done);
+      resolve();
+    };
+    req.on('drain', done);
+    req.on('close', done);
+    void response.then(done);
   });
 }
 
