@@ -1,4 +1,5 @@
-import { lstat, mkdir, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, lstat, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HttpError } from '../errors.js';
 import { canonicalPath, errorCode, realInside } from './containment.js';
@@ -68,7 +69,7 @@ async function validate(rules: MkdirRules, request: MkdirRequest): Promise<Plan>
   return { target, parent, sources, ...(projectName !== undefined ? { projectName } : {}) };
 }
 
-/** A `files` entry must resolve under $HOME (403) and be an existing regular file (404). */
+/** A `files` entry must resolve under $HOME (403), be an existing regular file (404) and be readable (403). */
 async function checkSource(home: string, given: string): Promise<SourceFile> {
   const denied = new HttpError(403, `Access denied: ${given}`);
   const missing = new HttpError(404, `File not found: ${given}`);
@@ -76,6 +77,7 @@ async function checkSource(home: string, given: string): Promise<SourceFile> {
   try {
     real = await realInside(home, path.resolve(given));
     if (!(await stat(real)).isFile()) throw missing;
+    await access(real, constants.R_OK);
   } catch (err) {
     if (err instanceof HttpError) throw err.status === 403 ? denied : missing;
     throw errorCode(err) === 'EACCES' || errorCode(err) === 'EPERM' ? denied : missing;
