@@ -19,6 +19,8 @@ export const UPLOAD_LIMIT_BYTES = 100 * 1024 * 1024;
 /** Multipart framing and the few small fields around the file, on top of the file itself. */
 const ENVELOPE_BYTES = 1024 * 1024;
 const STREAM_CHUNK_BYTES = 256 * 1024;
+/** Lets network reads go on while a disk write is in flight, and batches chunks into one writev. */
+const WRITE_BUFFER_BYTES = 1024 * 1024;
 
 /** The spec's "Uploaded file record". */
 export interface UploadedFileRecord {
@@ -168,6 +170,7 @@ async function storePart(
   const hash = createHash('sha256');
   let size = 0;
   const tap = new Transform({
+    highWaterMark: WRITE_BUFFER_BYTES,
     transform(chunk: Buffer, _encoding, done) {
       hash.update(chunk);
       size += chunk.length;
@@ -177,7 +180,7 @@ async function storePart(
   // Busboy says 'limit' once limit + 1 bytes have come: stop there, the file is too big.
   stream.once('limit', () => tap.destroy(tooLarge(limit)));
   try {
-    await pipeline(stream, tap, handle.createWriteStream({ flush: true }), { signal });
+    await pipeline(stream, tap, handle.createWriteStream({ flush: true, highWaterMark: WRITE_BUFFER_BYTES }), { signal });
   } catch (err) {
     await unlink(temp).catch(() => undefined);
     throw signal.aborted ? signal.reason : err;

@@ -9,6 +9,7 @@ import { send, type RequestInit, type TestResponse } from './service.js';
  */
 export interface ChildService {
   port: number;
+  pid: number;
   request(method: string, target: string, init?: RequestInit): Promise<TestResponse>;
   post(target: string, body?: unknown): Promise<TestResponse>;
   stop(): Promise<void>;
@@ -45,6 +46,7 @@ export async function startChildService(options: ChildOptions): Promise<ChildSer
   const port = await listeningPort(child, () => out);
   return {
     port,
+    pid: child.pid!,
     output: () => out,
     request: (method, target, init) => send(port, method, target, init),
     post: (target, body) => send(port, 'POST', target, { body }),

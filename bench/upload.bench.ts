@@ -1,0 +1,85 @@
+/**
+ * Upload of a 100 MB file to a real service process: throughput against the disk's own
+ * write speed (same directory, same chunking, fsync included, measured between rounds)
+ * and against a bare Node HTTP server that only discards the body (the loopback ceiling
+ * on this machine), and growth of the service's resident memory (goal: < 30 MB).
+ */
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { startChildService } from '../test/helpers/child-service.js';
+import { answered, generated, upload } from '../test/helpers/multipart.js';
+import { MB, median, row, rssOf, sampleRss } from './lib.js';
+
+const SIZE = 100 * MB;
+const ROUNDS = 5;
+
+const home = await mkdtemp(path.join(os.tmpdir(), 'space-bench-upload-'));
+const uploads = path.join(home, 'uploads');
+const service = await startChildService({ home });
+try {
+  // Warm-up: first-request costs (module loading, JIT) are not what is measured.
+  answered(await upload(service.port, { parts: [{ name: 'file', filename: 'warm.bin', data: generated(8 * MB) }] }));
+
+  const disk: number[] = [];
+  const ceiling: number[] = [];
+  const ceilingGrowths: number[] = [];
+  const speeds: number[] = [];
+  const growths: number[] = [];
+  const bare = await startBareServer();
+  for (let round = 0; round < ROUNDS; round++) {
+    disk.push(await diskWriteSpeed(uploads));
+    const bareRun = await timedUpload(bare.port, bare.pid);
+    ceiling.push(bareRun.speed);
+    ceilingGrowths.push(bareRun.growth);
+    const run = await timedUpload(service.port, service.pid);
+    await rm(path.join(uploads, 'big.bin')); // each round writes a fresh file, as a new upload would
+    speeds.push(run.speed);
+    growths.push(run.growth);
+  }
+  const ratio = (median(speeds) / median(disk)) * 100;
+  row('file size', '100 MB, generated and streamed by the client');
+  row(`disk write speed (median of ${ROUNDS}, fsync included)`, `${median(disk).toFixed(0)} MB/s`);
+  row(`bare HTTP discard, same client (median of ${ROUNDS})`, `${median(ceiling).toFixed(0)} MB/s, RSS growth ${Math.max(...ceilingGrowths).toFixed(1)} MB`);
+  row(`upload throughput (median of ${ROUNDS})`, `${median(speeds).toFixed(0)} MB/s (${ratio.toFixed(0)} % of disk)`);
+  row('upload throughput (each round)', `${speeds.map((s) => s.toFixed(0)).join(', ')} MB/s`);
+  row('service peak RSS growth (max of rounds)', `${Math.max(...growths).toFixed(1)} MB (goal < 30 MB)`);
+  bare.stop();
+} finally {
+  await service.stop();
+  await rm(home, { recursive: true, force: true });
+}
+
+/** A plain node:http server that reads and drops the body: no parsing, no disk. */
+async function startBareServer(): Promise<{ port: number; pid: number; stop(): void }> {
+  const script = `require('http').createServer((q, s) => { q.resume(); q.on('end', () => s.end('{}')); })
+    .listen(0, '127.0.0.1', function () { console.log(this.address().port); });`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
+  return { port, pid: child.pid!, stop: () => child.kill() };
+}
+
+async function timedUpload(port: number, pid: number): Promise<{ speed: number; growth: number }> {
+  const baseline = rssOf(pid);
+  const sampler = sampleRss(pid);
+  const started = process.hrtime.bigint();
+  const res = answered(await upload(port, { parts: [{ name: 'file', filename: 'big.bin', data: generated(SIZE) }] }));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const peak = sampler.stop();
+  if (res.status !== 200) throw new Error(`upload failed: ${res.status} ${res.text}`);
+  return { speed: SIZE / MB / seconds, growth: (peak - baseline) / MB };
+}
+
+/** 100 MB written in 64 KB chunks into `dir`, then fsynced: what the upload path asks of the disk. */
+async function diskWriteSpeed(dir: string): Promise<number> {
+  const file = path.join(dir, 'disk-speed.tmp');
+  const handle = await open(file, 'w');
+  const started = process.hrtime.bigint();
+  for (const chunk of generated(SIZE).chunks()) await handle.write(chunk);
+  await handle.sync();
+  await handle.close();
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await rm(file);
+  return SIZE / MB / seconds;
+}
