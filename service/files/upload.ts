@@ -36,7 +36,6 @@ export interface UploadedFileRecord {
 export interface UploadRules {
   /** Where a file goes when the form has no `space` (~/uploads). */
   defaultDir: string;
-  limitBytes?: number;
 }
 
 /** The client went away mid-upload: there is nobody to answer. */
@@ -62,7 +61,7 @@ interface StoredPart {
  * every failure removes the temp file before the caller hears of it.
  */
 export async function receiveUpload(request: IncomingMessage, rules: UploadRules): Promise<UploadedFileRecord> {
-  const limit = rules.limitBytes ?? UPLOAD_LIMIT_BYTES;
+  const limit = UPLOAD_LIMIT_BYTES;
   // Content-Length is only a hint, but one that already says "too big" needs no reading.
   if (Number(request.headers['content-length']) > limit + ENVELOPE_BYTES) throw tooLarge(limit);
   try {
@@ -154,7 +153,9 @@ function readForm(request: IncomingMessage, defaultDir: string, limit: number): 
 /** `space` (outside $HOME allowed, per the spec) or ~/uploads, resolved and created. */
 async function destination(space: string | undefined, defaultDir: string): Promise<string> {
   const dir = await canonicalPath(space ? parsePath(space, 'space') : defaultDir);
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true }).catch((err: unknown) => {
+    throw errorCode(err) === 'EEXIST' ? new HttpError(404, 'Not a directory') : err;
+  });
   return dir;
 }
 

@@ -161,6 +161,14 @@ describe('the space field', () => {
     expect(await readFile(path.join(dir, 'out.txt'), 'utf8')).toBe('out');
   });
 
+  it('a space that is a file is 404 Not a directory', async () => {
+    await writeFile(path.join(home, 'not-a-dir'), 'x');
+    for (const value of [path.join(home, 'not-a-dir'), path.join(home, 'not-a-dir', 'sub')]) {
+      const res = await send({ parts: [{ name: 'space', value }, filePart('x.txt', 'x')] });
+      expect({ value, status: res.status, body: res.json() }).toEqual({ value, status: 404, body: { detail: 'Not a directory' } });
+    }
+  });
+
   it('an empty space means ~/uploads', async () => {
     const res = await send({ parts: [{ name: 'space', value: '' }, filePart('empty-space.txt', 'x')] });
     expect(res.json().path).toBe(path.join(uploads, 'empty-space.txt'));
