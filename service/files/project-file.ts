@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { replaceFile } from './replace-file.js';
+import { writeFileAtomically } from '../stores/atomic.js';
 
 /** The spec's "Project metadata file", <project>/.space/project.json. */
 export interface ProjectFile {
@@ -38,7 +38,7 @@ export async function writeProjectFile(
   for (const [key, value] of Object.entries(existing)) {
     if (!Object.hasOwn(project, key) && key !== '__proto__') project[key] = value;
   }
-  await replaceFile(file, `${JSON.stringify(project, null, 2)}\n`);
+  await writeFileAtomically(file, `${JSON.stringify(project, null, 2)}\n`);
   return project;
 }
 

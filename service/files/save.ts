@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { HttpError } from '../errors.js';
 import { errorCode } from './containment.js';
-import { replaceFile } from './replace-file.js';
+import { writeFileAtomically } from '../stores/atomic.js';
 
 export interface SaveResult {
   path: string;
@@ -10,7 +10,7 @@ export interface SaveResult {
 
 /**
  * Replaces a checked real path with `content`, creating parents. The write is atomic
- * (see replaceFile) so a crash or a full disk leaves the old file whole; saves to one path
+ * (see stores/atomic.ts) so a crash or a full disk leaves the old file whole; saves to one path
  * are queued, so the last writer wins whole. This upgrades the spec's "no atomic rename"
  * without changing the wire.
  */
@@ -20,6 +20,6 @@ export async function saveFile(real: string, content: string): Promise<SaveResul
     throw err;
   });
   if (existing && !existing.isFile()) throw new HttpError(400, 'Not a regular file');
-  await replaceFile(real, content);
+  await writeFileAtomically(real, content);
   return { path: real, bytes: Buffer.byteLength(content, 'utf8') };
 }

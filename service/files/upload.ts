@@ -8,7 +8,7 @@ import { HttpError } from '../errors.js';
 import { KeyedLock } from '../stores/lock.js';
 import { errorCode } from './containment.js';
 import { toHttpError } from './fs-errors.js';
-import { fsyncDirectory } from './replace-file.js';
+import { fsyncDirectory } from '../stores/atomic.js';
 import { readForm, tooLarge, UPLOAD_LIMIT_BYTES, type StoredPart } from './upload-form.js';
 import { candidateNames, safeUploadName } from './upload-name.js';
 

@@ -1,51 +1,80 @@
-import { mkdir, open } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import { KeyedLock } from './lock.js';
 
 /**
- * Whole-file replacement that never leaves a torn file: write-file-atomic writes a temp
- * file in the same directory, fsyncs it and renames it over the target; we add the
- * parent-directory fsync that makes the rename itself durable. Writers to one path are
- * queued, so the last writer wins whole.
+ * Whole-file replacement that leaves `target` at every instant either the old file or the
+ * new one: a temp file in the same directory (O_EXCL), every byte written, fsync, rename,
+ * directory fsync. Written here rather than taken from write-file-atomic, whose single
+ * unchecked `write()` renames a truncated file over the original when the disk fills
+ * mid-file (reproduced by test/files/save.test.ts), and whose signal-exit hook re-raises
+ * SIGXFSZ. Writers to one path are queued, so the last writer wins whole.
  */
 export interface AtomicWriteOptions {
-  /** File mode, applied to the temp file before the rename (0600 for credentials). */
+  /** Mode of the new file (0600 for credentials); default: the replaced file's mode. */
   mode?: number;
-  /** Mode for directories created on the way. */
+  /** Mode for directories created on the way (and for the parent, when it is created). */
   dirMode?: number;
 }
 
-const locks = new KeyedLock();
+const writes = new KeyedLock();
+const updates = new KeyedLock();
 
-export function writeFileAtomically(file: string, data: string | Buffer, options: AtomicWriteOptions = {}): Promise<void> {
-  return locks.run(file, async () => {
-    await mkdir(path.dirname(file), { recursive: true, ...(options.dirMode ? { mode: options.dirMode } : {}) });
-    await writeFileAtomic(file, data, { fsync: true, ...(options.mode !== undefined ? { mode: options.mode } : {}) });
-    await fsyncDir(path.dirname(file));
+export function writeFileAtomically(target: string, data: string | Buffer, options: AtomicWriteOptions = {}): Promise<void> {
+  return writes.run(target, async () => {
+    const dir = path.dirname(target);
+    await mkdir(dir, { recursive: true, ...(options.dirMode !== undefined ? { mode: options.dirMode } : {}) });
+    const mode = options.mode ?? (await modeOf(target));
+    const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+    const handle = await open(temp, 'wx', mode ?? 0o666);
+    try {
+      try {
+        // FileHandle.writeFile loops until every byte is down, so a full disk fails here.
+        await handle.writeFile(data);
+        // An explicit chmod, because the open mode is filtered by the umask.
+        if (mode !== undefined) await handle.chmod(mode);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, target);
+    } catch (err) {
+      await unlink(temp).catch(() => undefined);
+      throw err;
+    }
+    await fsyncDirectory(dir);
   });
 }
 
 /** Runs a read-modify-write of `file` with no other writer of that file in between. */
 export function withFileLock<T>(file: string, task: () => Promise<T>): Promise<T> {
-  return updateLocks.run(file, task);
+  return updates.run(file, task);
 }
-
-const updateLocks = new KeyedLock();
 
 /** Waits for every queued write to land (shutdown). */
 export async function flushWrites(): Promise<void> {
-  await updateLocks.drain();
-  await locks.drain();
+  await updates.drain();
+  await writes.drain();
 }
 
-async function fsyncDir(dir: string): Promise<void> {
+/** Makes a rename durable; some filesystems refuse fsync on a directory, which is fine. */
+export async function fsyncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();
   } catch {
-    // Some filesystems refuse fsync on a directory; the rename has happened either way.
+    // The rename has happened either way.
   } finally {
     await handle.close();
+  }
+}
+
+async function modeOf(file: string): Promise<number | undefined> {
+  try {
+    return (await lstat(file)).mode & 0o7777;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
   }
 }
