@@ -10,6 +10,8 @@ import { send, type RequestInit, type TestResponse } from './service.js';
 export interface ChildService {
   port: number;
   pid: number;
+  /** The exit code, once the process has ended. */
+  exited: Promise<number | null>;
   request(method: string, target: string, init?: RequestInit): Promise<TestResponse>;
   post(target: string, body?: unknown): Promise<TestResponse>;
   stop(): Promise<void>;
@@ -40,6 +42,7 @@ export async function startChildService(options: ChildOptions): Promise<ChildSer
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(options.user ?? {}),
   });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -47,6 +50,7 @@ export async function startChildService(options: ChildOptions): Promise<ChildSer
   return {
     port,
     pid: child.pid!,
+    exited,
     output: () => out,
     request: (method, target, init) => send(port, method, target, init),
     post: (target, body) => send(port, 'POST', target, { body }),
