@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { KeyedLock } from './lock.js';
 
@@ -16,6 +16,8 @@ export interface AtomicWriteOptions {
   mode?: number;
   /** Mode for directories created on the way (and for the parent, when it is created). */
   dirMode?: number;
+  /** Mode the parent directory is set to even when it already exists (a credentials folder). */
+  parentMode?: number;
 }
 
 const writes = new KeyedLock();
@@ -25,6 +27,7 @@ export function writeFileAtomically(target: string, data: string | Buffer, optio
   return writes.run(target, async () => {
     const dir = path.dirname(target);
     await mkdir(dir, { recursive: true, ...(options.dirMode !== undefined ? { mode: options.dirMode } : {}) });
+    if (options.parentMode !== undefined) await chmod(dir, options.parentMode);
     const mode = options.mode ?? (await modeOf(target));
     const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
     const handle = await open(temp, 'wx', mode ?? 0o666);

@@ -1,4 +1,4 @@
-import { chmod, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HttpError } from '../errors.js';
 import { withFileLock, writeFileAtomically } from './atomic.js';
@@ -175,8 +175,7 @@ export class EnvFileStore {
   edit(change: (text: string) => string): Promise<void> {
     return withFileLock(this.file, async () => {
       const next = change(await this.text());
-      await writeFileAtomically(this.file, next, { mode: 0o600, dirMode: 0o700 });
-      if (this.options.ownsDirectory) await chmod(path.dirname(this.file), 0o700);
+      await writeFileAtomically(this.file, next, { mode: 0o600, dirMode: 0o700, ...(this.options.ownsDirectory ? { parentMode: 0o700 } : {}) });
     });
   }
 

@@ -1,5 +1,3 @@
-import { chmod } from 'node:fs/promises';
-import path from 'node:path';
 import { HttpError } from '../errors.js';
 import { JsonFile } from './json-file.js';
 
@@ -26,7 +24,7 @@ export class OnboardingStore {
     readonly file: string,
     private readonly now: () => Date = () => new Date(),
   ) {
-    this.json = new JsonFile<StateFile>(file, () => ({}), { mode: 0o600, dirMode: 0o700 });
+    this.json = new JsonFile<StateFile>(file, () => ({}), { mode: 0o600, dirMode: 0o700, parentMode: 0o700 });
   }
 
   /** The state; the first read ever records `first_run_at` (and writes the file once). */
@@ -50,7 +48,6 @@ export class OnboardingStore {
       const next = edit(seeded);
       return { next, result: next };
     });
-    await chmod(path.dirname(this.file), 0o700);
     return view(state);
   }
 

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { chmod } from 'node:fs/promises';
-import path from 'node:path';
 import { HttpError } from '../errors.js';
 import { JsonFile } from './json-file.js';
 
@@ -32,7 +30,7 @@ export class RegistryStore {
     readonly file: string,
     private readonly now: () => Date = () => new Date(),
   ) {
-    this.json = new JsonFile<Registry>(file, () => ({ agents: [] }), { mode: 0o600, dirMode: 0o700 });
+    this.json = new JsonFile<Registry>(file, () => ({ agents: [] }), { mode: 0o600, dirMode: 0o700, parentMode: 0o700 });
   }
 
   /** The whole document, shape-checked. */
@@ -87,7 +85,6 @@ export class RegistryStore {
       const registry = this.checked(current);
       return { next: registry, result: change(registry) };
     });
-    await chmod(path.dirname(this.file), 0o700);
     return agent;
   }
 
