@@ -1,0 +1,78 @@
+/**
+ * The runtime contract: one small interface, three adapters (clia, clib, runtimea). The chat
+ * engine speaks only this; it never branches on a runtime's name. Each adapter binds its
+ * neutral name to a real program through its manifest (config/agents/<backend>/commands.json)
+ * and turns that program's output into the neutral events below with a pure parser.
+ */
+
+/** The spec's agent names: the wire and on-disk vocabulary. */
+export type AgentName = 'runtimea' | 'clia_code' | 'clib';
+
+/** Token usage of one model call (or one turn), never a running total. */
+export interface TurnUsage {
+  model?: string;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** Cost in USD when the program itself reports one; otherwise priced later. */
+  costUsd?: number;
+}
+
+/**
+ * What a turn yields, in order. `session` comes first for a new session as soon as the
+ * service's session id is known; `done` or `error` comes last, exactly once.
+ */
+export type RuntimeEvent =
+  | { type: 'session'; sessionId: string; notice?: string }
+  | { type: 'text'; text: string }
+  | { type: 'tool-call'; id: string; name: string; input: unknown }
+  | { type: 'tool-result'; id: string; output: unknown; isError?: boolean }
+  | { type: 'usage'; usage: TurnUsage }
+  /** Something the user should be told that is not model text (e.g. a resume fell back to a new session). */
+  | { type: 'notice'; message: string }
+  | { type: 'error'; message: string }
+  | { type: 'done'; finishReason: 'stop' | 'aborted' };
+
+export interface TurnRequest {
+  /** The prompt, already trimmed and non-empty, without any skill prefix. */
+  text: string;
+  /** The service's session id to resume; undefined for a new session. */
+  sessionId?: string;
+  /** Project folder name under the projects root (or under ~/clia-space). */
+  agentId?: string;
+  /** The skill or persona (`agent_type`); the adapter adds its own prefix (`/x`, `$x`). */
+  skill?: string;
+  /** runtimea only; default `main`. */
+  model?: string;
+}
+
+/**
+ * A turn accepted at prompt time (POST /api/chat/prompt) and run at the stream's first open
+ * (the spec's state machine), so the session id can be answered before anything runs.
+ */
+export interface PreparedTurn {
+  /** The service's session id when known now (always for CLI runtimes; maybe null for runtimea). */
+  readonly sessionId: string | null;
+  /**
+   * Runs the turn. Aborting `signal` interrupts the program (SIGINT or its own interrupt),
+   * then its whole process group goes through the supervisor; the events then end with
+   * `done {finishReason: 'aborted'}`.
+   */
+  run(signal: AbortSignal): AsyncIterable<RuntimeEvent>;
+}
+
+export interface Runtime {
+  readonly name: AgentName;
+  /** Silence after which the stream sends a heartbeat (spec: 15 s runtimea, 20 s others). */
+  readonly heartbeatMs: number;
+  /** Whether this runtime's own store knows the session (backend selection, resume checks). */
+  hasSession(sessionId: string): Promise<boolean>;
+  /**
+   * Accepts a turn. Rejects with an HttpError only for what the client must hear before the
+   * stream opens (e.g. 404 `Session not found`); every later failure is an `error` event.
+   */
+  prepare(request: TurnRequest): Promise<PreparedTurn>;
+  /** Stops whatever the runtime keeps running (a gateway); called on shutdown. */
+  close(): Promise<void>;
+}

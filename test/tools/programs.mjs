@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// Installs the real agent programs the real-program test lanes drive, at pinned versions,
+// into a cache directory outside the repo (so `npm ci && npm start` stays lean and later
+// runs on the same machine are fast). Prints nothing but one line per program.
+//
+//   node test/tools/programs.mjs            install what is missing
+//   node test/tools/programs.mjs --paths    print {name: absolute binary path} as JSON
+//
+// Cache: $SPACE_TEST_PROGRAMS_DIR, else $XDG_CACHE_HOME/space-test-programs, else
+// ~/.cache/space-test-programs. One folder per package@version; a `.done` marker is written
+// only after a complete install, so an interrupted install is redone.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const PROGRAMS = JSON.parse(readFileSync(path.join(here, 'programs.json'), 'utf8'));
+
+export function cacheDir() {
+  if (process.env.SPACE_TEST_PROGRAMS_DIR) return process.env.SPACE_TEST_PROGRAMS_DIR;
+  const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  return path.join(base, 'space-test-programs');
+}
+
+function folder(name) {
+  const p = PROGRAMS[name];
+  return path.join(cacheDir(), `${p.package.replace('/', '+')}@${p.version}`);
+}
+
+/** Absolute path of a program's binary, or undefined when it is not installed. */
+export function programPath(name) {
+  const dir = folder(name);
+  if (!existsSync(path.join(dir, '.done'))) return undefined;
+  for (const rel of PROGRAMS[name].bins) {
+    const candidate = path.join(dir, rel);
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function install(name) {
+  const p = PROGRAMS[name];
+  const dir = folder(name);
+  if (programPath(name)) return 'cached';
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'space-test-program', private: true }));
+  // Install scripts are not needed by any of these (binaries ship inside the packages);
+  // --ignore-scripts keeps them from reaching outside.
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-save', `${p.package}@${p.version}`], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (!PROGRAMS[name].bins.some((rel) => existsSync(path.join(dir, rel)))) throw new Error(`${name}: no binary found after install`);
+  writeFileSync(path.join(dir, '.done'), new Date().toISOString());
+  return 'installed';
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  if (process.argv.includes('--paths')) {
+    console.log(JSON.stringify(Object.fromEntries(Object.keys(PROGRAMS).map((n) => [n, programPath(n) ?? null]))));
+  } else {
+    for (const name of Object.keys(PROGRAMS)) {
+      const started = Date.now();
+      const outcome = install(name);
+      console.log(`program ${name} ${PROGRAMS[name].package}@${PROGRAMS[name].version}: ${outcome} (${Date.now() - started} ms)`);
+    }
+  }
+}

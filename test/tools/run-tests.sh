@@ -1,0 +1,14 @@
+#!/bin/sh
+# The README's test command: install the pinned real agent programs into their cache (this
+# needs the npm registry), then run the whole suite inside a fresh network namespace where
+# only loopback exists, so neither the tests nor the real CLIs they drive can reach anything
+# else. Where a namespace cannot be made (not root, no unshare), the suite runs as is and the
+# real-program lanes refuse to start the real CLIs (they are reported as skipped, never passed).
+set -eu
+cd "$(dirname "$0")/../.."
+node test/tools/programs.mjs
+if [ "${SPACE_TEST_NO_NETNS:-}" != 1 ] && unshare -n true 2>/dev/null; then
+  exec unshare -n sh -c 'ip link set lo up && SPACE_TEST_NETNS=1 exec npx vitest run "$@"' sh "$@"
+fi
+echo "run-tests: no network namespace; real-program lanes will be skipped" >&2
+exec npx vitest run "$@"
