@@ -28,6 +28,13 @@ export interface Config {
   readonly logLevel: string;
   /** Largest JSON request body, in bytes. */
   readonly jsonLimitBytes: number;
+  /** Chat engine limits and timings (defaults are the spec's; tests shorten them). */
+  readonly chat: Readonly<ChatConfig>;
+  /**
+   * The environment the service was started with (what `loadConfig` read), minus the
+   * service's own secrets: what agent CLIs inherit, with HOME set to `home`.
+   */
+  readonly childEnv: Env;
   readonly bins: Readonly<{
     clia: string;
     clib: string;
@@ -49,6 +56,27 @@ export interface Config {
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ChatConfig {
+  /** Concurrent turns (accepted and not yet ended) across all sessions; 429 above it. */
+  maxTurns: number;
+  /** Silence before a heartbeat: CLI runtimes (spec: 20 s) and runtimea (spec: 15 s). */
+  heartbeatCliMs: number;
+  heartbeatRuntimeaMs: number;
+  /** A prompt whose stream is never opened is dropped after this (the spec keeps it forever). */
+  unopenedTtlMs: number;
+  /** The recently-started record's lifetime after the first open (spec: 600 s). */
+  recentTtlMs: number;
+  /** How long a reconnect-mode open waits for the turn to end (spec: 300 s). */
+  reconnectWaitMs: number;
+  /** Bytes of event data kept per turn for Last-Event-ID replay. */
+  replayBytes: number;
+  /** After an abort's SIGINT, how long the program gets before its group is killed. */
+  abortGraceMs: number;
+}
+
+/** Variables of the service itself that no child program may inherit. */
+const SERVICE_SECRETS = ['SPACE_API_KEY', 'SPACE_TOKEN', 'SPACE_POLL_TOKEN', 'SPACE_AUTH_SESSION_ID'];
 
 export class ConfigError extends Error {}
 
@@ -74,6 +102,17 @@ export function loadConfig(env: Env = process.env): Config {
     token: nonEmpty(env.SPACE_TOKEN),
     logLevel: env.SPACE_LOG_LEVEL || 'info',
     jsonLimitBytes: 16 * 1024 * 1024,
+    chat: Object.freeze({
+      maxTurns: parsePositive(env, 'SPACE_CHAT_MAX_TURNS', 8),
+      heartbeatCliMs: parsePositive(env, 'SPACE_CHAT_HEARTBEAT_CLI_MS', 20_000),
+      heartbeatRuntimeaMs: parsePositive(env, 'SPACE_CHAT_HEARTBEAT_RUNTIMEA_MS', 15_000),
+      unopenedTtlMs: parsePositive(env, 'SPACE_CHAT_UNOPENED_TTL_MS', 300_000),
+      recentTtlMs: parsePositive(env, 'SPACE_CHAT_RECENT_TTL_MS', 600_000),
+      reconnectWaitMs: parsePositive(env, 'SPACE_CHAT_RECONNECT_WAIT_MS', 300_000),
+      replayBytes: parsePositive(env, 'SPACE_CHAT_REPLAY_BYTES', 512 * 1024),
+      abortGraceMs: parsePositive(env, 'SPACE_CHAT_ABORT_GRACE_MS', 3000),
+    }),
+    childEnv: Object.freeze(childEnvOf(env, home)),
     bins: Object.freeze({
       clia: env.SPACE_CLIA_BIN || 'claude',
       clib: env.SPACE_CLIB_BIN || 'codex',
@@ -146,6 +185,23 @@ function parseHour(value: string | undefined): number {
   const hour = Number(value);
   if (!Number.isInteger(hour) || hour < 0 || hour > 23) throw new ConfigError(`USAGE_SYNC_HOUR_UTC must be 0-23, got ${value}`);
   return hour;
+}
+
+function parsePositive(env: Env, name: string, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive integer, got ${value}`);
+  return n;
+}
+
+function childEnvOf(env: Env, home: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && !SERVICE_SECRETS.includes(key)) out[key] = value;
+  }
+  out.HOME = home;
+  return out;
 }
 
 function parseOrigins(value: string | undefined): string[] {

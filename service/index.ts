@@ -7,6 +7,7 @@ import type { Host } from './host.js';
 import { buildApp } from './http/app.js';
 import { featureRouters } from './http/routes.js';
 import { createLogger, type Logger } from './log.js';
+import { createRuntimes } from './runtimes/registry.js';
 import { flushWrites } from './stores/atomic.js';
 
 export interface ServiceOptions {
@@ -33,6 +34,7 @@ export function createService(options: ServiceOptions): Service {
     port: () => (server?.address() as AddressInfo | null)?.port ?? options.config.port,
     stage: () => stage,
   });
+  for (const [name, runtime] of createRuntimes(ctx)) ctx.runtimes.set(name, runtime);
   const app = buildApp(ctx, [...featureRouters(ctx), ...(options.extraRoutes?.(ctx) ?? [])]);
 
   const listen = async (): Promise<{ url: string; port: number }> => {
@@ -60,6 +62,8 @@ export function createService(options: ServiceOptions): Service {
     (closing ??= (async () => {
       stage = 'stopping';
       const stopped = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
+      await ctx.runShutdownTasks();
+      await Promise.allSettled([...ctx.runtimes.values()].map((runtime) => runtime.close()));
       ctx.streams.closeAll();
       await ctx.supervisor.stopAll();
       await flushWrites();
