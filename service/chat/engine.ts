@@ -20,6 +20,9 @@ export interface PendingTurn {
   discard(): void;
 }
 
+/** How long a prompt waits for the previous turn of its session to finish after its `done`. */
+const FINISHING_WAIT_MS = 10_000;
+
 export class ChatEngine {
   private readonly limits: TurnLimits;
   private readonly registry: StreamRegistry<PendingTurn>;
@@ -44,6 +47,7 @@ export class ChatEngine {
   /** Admits a turn without starting it; every refusal is an HttpError the client hears now. */
   async accept(request: PromptRequest): Promise<PendingTurn> {
     const runtime = await selectRuntime(this.ctx, request.agentName, request.sessionId);
+    if (request.sessionId !== undefined) await this.limits.whenFinished(request.sessionId, FINISHING_WAIT_MS);
     const reservation = this.limits.reserve(request.sessionId);
     try {
       const agentId = request.sessionId === undefined ? (request.agentId ?? (request.space ? await agentIdFromSpace(this.ctx, request.space) : undefined)) : undefined;
@@ -67,7 +71,10 @@ export class ChatEngine {
   /** Runs an admitted turn now; `onFrame` sees every frame as it is made. */
   start(pending: PendingTurn, onFrame?: (frame: TurnFrame) => void): TurnRun {
     const run: TurnRun = new TurnRun({
-      onFrame,
+      onFrame: (frame) => {
+        if (frame === run.terminal) pending.reservation.finishing(run.ended);
+        onFrame?.(frame);
+      },
       prepared: pending.prepared,
       heartbeatMs: pending.runtime.heartbeatMs,
       replayBytes: this.ctx.config.chat.replayBytes,

@@ -94,7 +94,7 @@ const silent = Number(/silent (\d+)/.exec(lower)?.[1] ?? 0);
 const startupMs = Number(process.env.FAKE_CLAUDE_STARTUP_MS ?? 150);
 // Realistic pacing from the recording: the first token at ttft_ms, the rest spread over the remaining duration.
 const ttftMs = result?.ttft_ms ?? 100;
-const gapMs = slow ? 250 : Math.max(1, ((result?.duration_ms ?? 300) - ttftMs) / deltas);
+const gapMs = slow ? 150 : Math.max(1, ((result?.duration_ms ?? 300) - ttftMs) / deltas);
 
 let streamed = '';
 let interrupted = false;
