@@ -18,7 +18,10 @@ export interface CliProcess {
   readonly exited: Promise<ExitStatus>;
   /** The last few KB of stderr, for a readable error. */
   stderrTail(): string;
-  /** SIGINT to the whole group (what Ctrl-C does), then the group is stopped after `graceMs`. */
+  /**
+   * SIGINT to the whole group (what Ctrl-C does); after `graceMs` whatever is left gets
+   * SIGTERM, and SIGKILL after another `graceMs`.
+   */
   interrupt(graceMs: number): void;
   /** SIGTERM, then SIGKILL, to whatever is left of the group. */
   stop(): Promise<void>;
@@ -60,7 +63,7 @@ export async function startCliProcess(supervisor: Supervisor, start: CliStart): 
     interrupt: (graceMs) => {
       if (graceTimer) return;
       signalGroup(owned, 'SIGINT');
-      graceTimer = setTimeout(() => void owned.stop(), graceMs);
+      graceTimer = setTimeout(() => void owned.stop(graceMs), graceMs);
       graceTimer.unref();
     },
     stop: async () => {
