@@ -1,4 +1,4 @@
-import { createInterface } from 'node:readline';
+import { createInterface, type Interface } from 'node:readline';
 import type { OwnedProcess, Supervisor } from '../process/supervisor.js';
 
 /**
@@ -35,8 +35,8 @@ export interface CliStart {
 }
 
 const STDERR_TAIL = 8 * 1024;
-/** A grandchild may hold stdout open after the program exits; stop reading after this. */
-const DRAIN_AFTER_EXIT_MS = 1000;
+/** After the program exited, this long without output means only a stray writer keeps stdout open. */
+const STRAY_WRITER_QUIET_MS = 2000;
 
 /** Starts the program; rejects when it cannot be started at all (ENOENT, EACCES). */
 export async function startCliProcess(supervisor: Supervisor, start: CliStart): Promise<CliProcess> {
@@ -48,12 +48,7 @@ export async function startCliProcess(supervisor: Supervisor, start: CliStart): 
     stderr = (stderr + chunk).slice(-STDERR_TAIL);
   });
   const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity });
-  void owned.exited.then(() => {
-    setTimeout(() => {
-      lines.close();
-      child.stdout!.destroy();
-    }, DRAIN_AFTER_EXIT_MS).unref();
-  });
+  void owned.exited.then(() => endAfterExit(owned, lines));
   let graceTimer: NodeJS.Timeout | undefined;
   return {
     pid: owned.pid,
@@ -71,6 +66,30 @@ export async function startCliProcess(supervisor: Supervisor, start: CliStart): 
       await owned.stop();
     },
   };
+}
+
+/**
+ * Once the program has exited, what is left of its group (a tool's background process) is
+ * stopped, which closes their ends of stdout, so stdout ends after its last line is read.
+ * A writer outside the group could still hold it open: reading stops only once the reader
+ * keeps up, nothing is buffered and nothing has arrived for a while, never earlier (that
+ * would drop unread lines).
+ */
+async function endAfterExit(owned: OwnedProcess, lines: Interface): Promise<void> {
+  const stdout = owned.child.stdout!;
+  let lastData = Date.now();
+  stdout.on('data', () => (lastData = Date.now()));
+  await owned.stop();
+  const check = (): void => {
+    if (stdout.readableEnded || stdout.destroyed) return;
+    if (!stdout.isPaused() && stdout.readableLength === 0 && Date.now() - lastData >= STRAY_WRITER_QUIET_MS) {
+      lines.close();
+      stdout.destroy();
+      return;
+    }
+    setTimeout(check, STRAY_WRITER_QUIET_MS).unref();
+  };
+  setTimeout(check, STRAY_WRITER_QUIET_MS).unref();
 }
 
 function signalGroup(owned: OwnedProcess, signal: NodeJS.Signals): void {

@@ -73,6 +73,15 @@ describe('abort, disconnect, failures', () => {
     expect(next.sse.named().at(-1)!.event).toBe('done');
   });
 
+  it('a background process left holding stdout does not keep the turn open; it is stopped with the group', async () => {
+    const started = Date.now();
+    const { sse } = await chat.turn({ text: 'hello holdout', agent_name: 'clia_code' });
+    expect(sse.named().at(-1)!.event).toBe('done');
+    const { pid } = chat.runs().at(-1)!;
+    await expect.poll(() => livePidsInGroup(pid)).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
   it('one turn at a time per session: 409 while one runs', async () => {
     const { stream_id, session_id } = (await chat.prompt({ text: 'slow please', agent_name: 'clia_code' })).json();
     const res = await chat.prompt({ text: 'me too', session_id, agent_name: 'clia_code' });

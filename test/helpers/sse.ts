@@ -24,6 +24,8 @@ export interface SseConnection {
   isEnded(): boolean;
   /** The first frame (from the start) matching `match`, waiting for it if need be. */
   waitFor(match: (e: SseEvent) => boolean, timeoutMs?: number): Promise<SseEvent>;
+  /** Calls `listener` with each frame as it is parsed (benchmarks time arrivals with it). */
+  onEvent(listener: (e: SseEvent) => void): void;
   /** Drops the connection (a client going away). */
   close(): void;
 }
@@ -42,13 +44,16 @@ function connection(res: IncomingMessage): SseConnection {
   let pending = '';
   let done = false;
   const listeners = new Set<() => void>();
+  const eventListeners: Array<(e: SseEvent) => void> = [];
   res.setEncoding('utf8');
   res.on('data', (chunk: string) => {
     raw += chunk;
     pending += chunk;
     let cut: number;
     while ((cut = pending.indexOf('\n\n')) !== -1) {
-      events.push(parseFrame(pending.slice(0, cut)));
+      const event = parseFrame(pending.slice(0, cut));
+      events.push(event);
+      for (const l of eventListeners) l(event);
       pending = pending.slice(cut + 2);
     }
     for (const l of listeners) l();
@@ -94,6 +99,7 @@ function connection(res: IncomingMessage): SseConnection {
         listeners.add(check);
         check();
       }),
+    onEvent: (listener) => void eventListeners.push(listener),
     close: () => res.destroy(),
   };
 }

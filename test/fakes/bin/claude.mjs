@@ -9,10 +9,12 @@
 // "bad key" a 401 (40), "overloaded" a 529 after retries (44), anything else a text turn
 // (02). Modifiers: "slow" spaces the deltas out and starts a child process (as a running
 // tool would); "silent <ms>" waits that long before answering; "stubborn" ignores SIGINT and
-// SIGTERM and leaves a grandchild that does too; "crash" dies mid-answer with exit 3.
+// SIGTERM and leaves a grandchild that does too; "crash" dies mid-answer with exit 3;
+// "holdout" leaves a background process holding stdout open after it exits.
 // SIGINT mid-turn answers like run 37 (partial text, "[Request interrupted by user]", an
 // error_during_execution result, exit 0). FAKE_CLAUDE_LOG=<file> appends one JSON line per
 // run: argv, cwd, pid, the credentials it saw, whether stdin was /dev/null.
+// "bench <n> [gap <ms>]" (benchmarks): n deltas, each carrying the time it was written, <ms> apart.
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, fstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -43,11 +45,16 @@ if (process.env.FAKE_CLAUDE_LOG) {
   );
 }
 
-function fail(message) {
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
+/** Exits once everything written has reached the pipe (process.exit alone drops queued writes). */
+function finish(code) {
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
 }
-if (argv.includes('--output-format') && flag('--output-format') === 'stream-json' && !has('--verbose')) fail('Error: When using --print, --output-format=stream-json requires --verbose');
+/** An argument error: one stderr line, nothing on stdout, exit 1 (never returns). */
+function fail(message) {
+  process.stderr.write(`${message}\n`, () => process.exit(1));
+  return new Promise(() => undefined);
+}
+if (argv.includes('--output-format') && flag('--output-format') === 'stream-json' && !has('--verbose')) await fail('Error: When using --print, --output-format=stream-json requires --verbose');
 
 const configDir = process.env.CLAUDE_CONFIG_DIR || path.join(os.homedir(), '.claude');
 const projects = path.join(configDir, 'projects');
@@ -58,8 +65,8 @@ const known = (id) => existsSync(projects) && readdirSync(projects).some((dir) =
 const resume = flag('--resume') ?? flag('-r');
 let sessionId = resume ?? flag('--session-id') ?? crypto.randomUUID();
 if (!resume && flag('--session-id')) {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sessionId)) fail('Error: Invalid session ID. Must be a valid UUID.');
-  if (known(sessionId)) fail(`Error: Session ID ${sessionId} is already in use.`);
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(sessionId)) await fail('Error: Invalid session ID. Must be a valid UUID.');
+  if (known(sessionId)) await fail(`Error: Session ID ${sessionId} is already in use.`);
 }
 
 const recorded = (name) =>
@@ -79,7 +86,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 if (resume && !known(resume)) {
   process.stderr.write(`No conversation found with session ID: ${resume}\n`);
   out(recorded('14-resume-unknown-id')[0]);
-  process.exit(1);
+  finish(1);
+  await sleep(600_000);
 }
 mkdirSync(path.dirname(fileOf(sessionId)), { recursive: true });
 appendFileSync(fileOf(sessionId), `${JSON.stringify({ type: 'user', message: { role: 'user', content: prompt }, sessionId })}\n`);
@@ -108,8 +116,27 @@ if (lower.includes('stubborn')) {
   });
 }
 if (slow) spawn('sleep', ['300'], { stdio: 'ignore' }); // as a Bash tool still running would
+// A background process that inherits stdout keeps the pipe open after the CLI exits.
+if (lower.includes('holdout')) spawn('sleep', ['300'], { stdio: ['ignore', 'inherit', 'ignore'] }).unref();
 
 await sleep(startupMs);
+const bench = /\bbench (\d+)(?: gap (\d+))?/.exec(lower);
+const benchDeltas = Number(bench?.[1] ?? 0);
+if (benchDeltas > 0) {
+  // Benchmark mode: as many deltas as asked, as fast as the pipe takes them, each carrying
+  // the wall-clock time (ms, sub-ms precision) it was written at.
+  const template = lines.find((l) => l.type === 'stream_event' && l.event?.delta?.type === 'text_delta');
+  out(lines[0]);
+  const benchGap = Number(bench?.[2] ?? 0);
+  for (let n = 0; n < benchDeltas; n++) {
+    if (benchGap) await sleep(benchGap);
+    const text = `${(performance.timeOrigin + performance.now()).toFixed(3)};`;
+    if (!process.stdout.write(`${JSON.stringify(withSession({ ...template, event: { ...template.event, delta: { type: 'text_delta', text } } }))}\n`)) await new Promise((r) => process.stdout.once('drain', r));
+  }
+  out(result);
+  finish(0);
+  await sleep(600_000);
+}
 for (const [i, line] of lines.entries()) {
   if (interrupted) break;
   if (line.type === 'result') break;
@@ -121,7 +148,8 @@ for (const [i, line] of lines.entries()) {
   out(line);
   if (lower.includes('crash') && streamed) {
     process.stderr.write('fatal: simulated crash in the CLI double\n');
-    process.exit(3);
+    finish(3);
+    await sleep(600_000);
   }
 }
 if (interrupted) {
@@ -130,8 +158,9 @@ if (interrupted) {
   const partial = r37.find((l) => l.type === 'assistant');
   out({ ...partial, message: { ...partial.message, content: [{ type: 'text', text: streamed }] } });
   for (const l of r37.slice(r37.indexOf(partial) + 1)) out(l);
-  process.exit(0);
+  finish(0);
+  await sleep(600_000);
 }
 if (lower.includes('stubborn')) await sleep(600_000);
 out(result);
-process.exit(exitCode);
+finish(exitCode);
