@@ -116,11 +116,17 @@ export class ChatEngine {
     this.registry.drop(streamId)?.abort();
   }
 
-  /** Shutdown: pending turns are dropped, running ones aborted and waited for. */
+  /**
+   * Shutdown: pending turns are dropped, running ones aborted and waited for (bounded: a
+   * runtime that does not end in time is left to the supervisor's stop of every group).
+   */
   async close(): Promise<void> {
     this.registry.dropAll();
     const runs = [...this.running];
     for (const run of runs) run.abort();
-    await Promise.all(runs.map((run) => run.ended));
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, 2 * this.ctx.config.chat.abortGraceMs + 5000)));
+    await Promise.race([Promise.all(runs.map((run) => run.ended)), limit]);
+    clearTimeout(timer);
   }
 }

@@ -5,7 +5,7 @@ import { HttpError } from '../errors.js';
 import { follow, type FrameShape } from './delivery.js';
 import type { ChatEngine, PendingTurn } from './engine.js';
 import { LegacyStore } from './legacy-store.js';
-import { isFolderName, objectBody, optionalString, type PromptRequest } from './request.js';
+import { isFolderName, objectBody, optionalString, parseSkill, type PromptRequest } from './request.js';
 import type { TurnFrame, TurnRun } from './turn-run.js';
 
 /**
@@ -72,7 +72,7 @@ async function startLegacyTurn(ctx: ServiceContext, engine: ChatEngine, store: L
   if (typeof b.question !== 'string' || b.question.trim() === '') throw new HttpError(400, 'Empty message');
   const userId = optionalString(b, 'user_id') ?? 'default_user';
   const messageType = optionalString(b, 'message_type') ?? '@space';
-  const skill = optionalString(b, 'agent_type')?.replace(/^[/$]/, '') || undefined;
+  const skill = parseSkill(optionalString(b, 'agent_type'));
   const existing = await store.get(projectId);
   const request: PromptRequest = {
     text: b.question.trim(),

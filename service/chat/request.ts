@@ -24,17 +24,24 @@ export function parsePrompt(body: unknown): PromptRequest {
   if (sessionId !== undefined && (!SAFE_ID.test(sessionId) || sessionId === '.' || sessionId === '..')) throw new HttpError(404, 'Session not found');
   const agentId = optionalString(b, 'agent_id');
   if (agentId !== undefined && !isFolderName(agentId)) throw new HttpError(400, 'agent_id must be a folder name under the projects root');
-  const agentType = optionalString(b, 'agent_type')?.replace(/^[/$]/, '');
-  if (agentType !== undefined && !SKILL.test(agentType)) throw new HttpError(400, 'agent_type must be a skill name (letters, digits, ".", "_", ":" or "-")');
+  const agentType = parseSkill(optionalString(b, 'agent_type'));
   return {
     text: b.text.trim(),
     sessionId,
     agentName: optionalString(b, 'agent_name'),
     agentId,
     space: optionalString(b, 'space'),
-    skill: agentType || undefined,
+    skill: agentType,
     model: optionalString(b, 'model'),
   };
+}
+
+/** `agent_type`, with or without its `/` or `$` (the runtime adds its own prefix). */
+export function parseSkill(value: string | undefined): string | undefined {
+  const skill = value?.replace(/^[/$]/, '');
+  if (skill === undefined || skill === '') return undefined;
+  if (!SKILL.test(skill)) throw new HttpError(400, 'agent_type must be a skill name (letters, digits, ".", "_", ":" or "-")');
+  return skill;
 }
 
 export function objectBody(body: unknown): Record<string, unknown> {

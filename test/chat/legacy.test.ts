@@ -95,6 +95,7 @@ describe('legacy chat', () => {
     expect((await chat.post('/ask_question', { project_name: 'demo', question: '  ' })).json()).toEqual({ detail: 'Empty message' });
     expect((await chat.post('/ask_question', { question: 'hi' })).json()).toEqual({ detail: 'project_name is required' });
     expect((await chat.post('/ask_question', { project_name: 1, question: 'hi' })).status).toBe(400);
+    expect((await chat.post('/ask_question', { project_name: 'demo', question: 'hi', agent_type: 'two words' })).json().detail).toMatch(/agent_type must be a skill name/);
   });
 
   it('GET /sessions dumps the legacy store; DELETE drops an entry (404 when absent)', async () => {
