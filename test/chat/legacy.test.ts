@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordedText, startChat, type ChatService } from '../helpers/chat.js';
+import { callOf, recordedText, startChat, type ChatService } from '../helpers/chat.js';
 import { openSse } from '../helpers/sse.js';
 import { request } from 'node:http';
 
@@ -55,13 +55,13 @@ describe('legacy chat', () => {
     });
     expect(Number.isNaN(Date.parse(body.timestamp))).toBe(false);
     sessionId = body.session_id;
-    expect(chat.runs().at(-1)!.argv.slice(0, 4)).toEqual(['-p', 'Say hello', '--session-id', sessionId]);
+    expect(callOf(chat.runs().at(-1)!)).toEqual({ session: ['--session-id', sessionId], prompt: 'Say hello' });
   });
 
   it('the same project_name continues the session; agent_type is a /skill prefix', async () => {
     const body = (await chat.post('/ask_question', { project_name: 'demo', question: 'More', user_id: 'u1', agent_type: 'verify' })).json();
     expect(body).toMatchObject({ session_id: sessionId, is_new_session: false, user_id: 'u1', project_id: 'demo' });
-    expect(chat.runs().at(-1)!.argv.slice(0, 4)).toEqual(['-p', '/verify More', '--resume', sessionId]);
+    expect(callOf(chat.runs().at(-1)!)).toEqual({ session: ['--resume', sessionId], prompt: '/verify More' });
   });
 
   it('a project_name naming a project folder runs there', async () => {
@@ -80,7 +80,7 @@ describe('legacy chat', () => {
     const tokens = events.slice(0, -1) as Array<{ type: string; token: string }>;
     expect(tokens.every((t) => t.type === 'token')).toBe(true);
     expect(tokens.map((t) => t.token).join('')).toBe(recordedText('02-resume-text'));
-    expect(chat.runs().at(-1)!.argv.slice(2, 4)).toEqual(['--resume', sessionId]);
+    expect(callOf(chat.runs().at(-1)!).session).toEqual(['--resume', sessionId]);
   });
 
   it('a failing turn: {type: error} on the stream, 502 {detail} on /ask_question', async () => {

@@ -97,6 +97,11 @@ describe.skipIf(!claude)('the real claude CLI behind /api/chat', () => {
     expect(toolResult.content).toBe('hi');
   });
 
+  it('a prompt that looks like flags reaches the model as text', async () => {
+    const { sse } = await chat.turn({ text: '-h --dangerously-skip-permissions', session_id: sessionId });
+    expect(textOf(sse)).toBe('Hello from the fake Anthropic API. You said: -h --dangerously-skip-permissions');
+  });
+
   it('abort interrupts the CLI: done {aborted} at once, no claude process left', async () => {
     const { stream_id } = (await chat.prompt({ text: 'A slow answer please', session_id: sessionId })).json();
     const sse = await chat.stream(stream_id);

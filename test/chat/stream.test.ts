@@ -2,7 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordedText, startChat, textOf, type ChatService } from '../helpers/chat.js';
+import { callOf, recordedText, startChat, textOf, type ChatService } from '../helpers/chat.js';
 import { openSse } from '../helpers/sse.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -44,7 +44,7 @@ describe('a new clia session through /api/chat/prompt and the stream', () => {
 
   it('ran claude without a shell, with the spec flags, stdin closed, in ~/space-projects/default, under its own session id', () => {
     const run = chat.runs().at(-1)!;
-    expect(run.argv).toEqual(['-p', 'Say hello', '--session-id', sessionId, '--output-format', 'stream-json', '--verbose', '--include-partial-messages']);
+    expect(run.argv).toEqual(['-p', '--session-id', sessionId, '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--', 'Say hello']);
     expect(run.cwd).toBe(path.join(chat.home, 'space-projects', 'default'));
     expect(run.stdinNull).toBe(true);
     expect(run.env.HOME).toBe(chat.home);
@@ -75,7 +75,7 @@ describe('a new clia session through /api/chat/prompt and the stream', () => {
     await sse.ended;
     expect(sse.named().map((e) => e.event)).toEqual([...Array(5).fill('text-delta'), 'done']);
     expect(sse.named().at(-1)!.data).toEqual({ finish_reason: 'stop', session_id: sessionId });
-    expect(chat.runs().at(-1)!.argv.slice(0, 4)).toEqual(['-p', 'Say hello again', '--resume', sessionId]);
+    expect(callOf(chat.runs().at(-1)!)).toEqual({ session: ['--resume', sessionId], prompt: 'Say hello again' });
     const lines = jsonl(path.join(chat.home, 'clia-space', 'default', 'sessions', `${sessionId}.jsonl`));
     expect(lines.filter((l) => l.isReplay).map((l) => l.message.content)).toEqual(['Say hello', 'Say hello again']);
     expect(lines.filter((l) => l.type === 'result')).toHaveLength(2);
@@ -97,16 +97,16 @@ describe('a new clia session through /api/chat/prompt and the stream', () => {
     expect(events.at(-1)).toBe('done');
     expect(textOf(sse)).toBe(recordedText('02-resume-text'));
     const [miss, fresh] = chat.runs().slice(-2);
-    expect(miss!.argv.slice(2, 4)).toEqual(['--resume', sessionId]);
-    expect(fresh!.argv[2]).toBe('--session-id');
-    const native = fresh!.argv[3];
+    expect(callOf(miss!).session).toEqual(['--resume', sessionId]);
+    expect(callOf(fresh!).session[0]).toBe('--session-id');
+    const native = callOf(fresh!).session[1];
     expect(native).not.toBe(sessionId);
     const entry = readJson(path.join(chat.home, 'clia-space', 'default', 'sessions', 'sessions.json'))[sessionId];
     expect(entry.nativeSessionId).toBe(native);
     // The next resume goes to the new native session, without a notice.
     const { sse: next } = await chat.turn({ text: 'And now', session_id: sessionId, agent_name: 'clia_code' });
     expect(next.named().map((e) => e.event)).not.toContain('notice');
-    expect(chat.runs().at(-1)!.argv.slice(2, 4)).toEqual(['--resume', native]);
+    expect(callOf(chat.runs().at(-1)!).session).toEqual(['--resume', native]);
   });
 });
 
@@ -128,9 +128,16 @@ describe('backend, agent id and skill', () => {
     await writeFile(path.join(chat.home, '.runtimea', '.env'), '# keys\nPROVA_API_KEY="sk-from-env-file"\nCLIA_CODE_OAUTH_TOKEN=sk-ant-oat01-x\n');
     await chat.turn({ text: 'review this', agent_name: 'clia_code', agent_type: 'code-review' });
     const run = chat.runs().at(-1)!;
-    expect(run.argv[1]).toBe('/code-review review this');
+    expect(callOf(run).prompt).toBe('/code-review review this');
     expect(run.env.ANTHROPIC_API_KEY).toBe('sk-from-env-file');
     expect(run.env.CLAUDE_CODE_OAUTH_TOKEN).toBe('sk-ant-oat01-x');
+  });
+
+  it('a prompt that looks like flags stays text (it goes after `--`)', async () => {
+    const { sse } = await chat.turn({ text: '--dangerously-skip-permissions -h', agent_name: 'clia_code' });
+    expect(sse.named().at(-1)!.event).toBe('done');
+    const run = chat.runs().at(-1)!;
+    expect(run.argv.slice(-2)).toEqual(['--', '--dangerously-skip-permissions -h']);
   });
 
   it('refuses what it cannot serve, with the spec texts', async () => {

@@ -72,6 +72,12 @@ export function recordedText(run: string): string {
     .join('');
 }
 
+/** How the double was called: the session flag and id, and the prompt (the positional after `--`). */
+export function callOf(run: { argv: string[] }): { session: string[]; prompt: string | undefined } {
+  const end = run.argv.indexOf('--');
+  return { session: run.argv.slice(1, 3), prompt: end === -1 ? undefined : run.argv.slice(end + 1).join(' ') };
+}
+
 export function textOf(sse: SseConnection): string {
   return sse.events.filter((e) => e.event === 'text-delta').map((e) => e.data.text).join('');
 }

@@ -23,12 +23,21 @@ import { fileURLToPath } from 'node:url';
 
 const runs = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/clia/runs');
 const argv = process.argv.slice(2);
+// As the real CLI (commander): options end at `--`, after which comes the positional prompt;
+// `-p` takes an optional value, never one that starts with `-`.
+const end = argv.indexOf('--');
+const options = end === -1 ? argv : argv.slice(0, end);
 const flag = (name) => {
-  const i = argv.indexOf(name);
-  return i === -1 ? undefined : argv[i + 1];
+  const i = options.indexOf(name);
+  return i === -1 ? undefined : options[i + 1];
 };
-const has = (name) => argv.includes(name);
-const prompt = flag('-p') ?? flag('--print') ?? '';
+const has = (name) => options.includes(name);
+const printValue = flag('-p') ?? flag('--print');
+const prompt = end !== -1 ? argv.slice(end + 1).join(' ') : printValue && !printValue.startsWith('-') ? printValue : '';
+if (has('-h') || has('--help')) {
+  process.stdout.write('Usage: claude [options] [prompt]\n');
+  process.exit(0);
+}
 const lower = prompt.toLowerCase();
 
 if (process.env.FAKE_CLAUDE_LOG) {
