@@ -69,7 +69,7 @@ interface Timing {
 /** The double on its own: spawn -> first delta line; first -> last delta line. */
 async function directly(prompt: string): Promise<Timing> {
   const started = now();
-  const child = spawn(CLAUDE_DOUBLE, ['-p', prompt, '--output-format', 'stream-json', '--verbose', '--include-partial-messages'], {
+  const child = spawn(CLAUDE_DOUBLE, ['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--', prompt], {
     cwd: home,
     env: { PATH: process.env.PATH, HOME: home, FAKE_CLAUDE_STARTUP_MS: '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
