@@ -28,6 +28,12 @@ export interface Config {
   readonly logLevel: string;
   /** Largest JSON request body, in bytes. */
   readonly jsonLimitBytes: number;
+  /** How long a bootstrap CLI may take to show its URL or code, or to answer a submitted code. */
+  readonly bootstrapStepTimeoutMs: number;
+  /** How long a started bootstrap flow (setup-token, device auth) waits for the user. */
+  readonly bootstrapSessionTtlMs: number;
+  /** Issuer the clib device login talks to (codex's hidden --experimental_issuer); undefined: codex's own. */
+  readonly clibIssuer: string | undefined;
   readonly bins: Readonly<{
     clia: string;
     clib: string;
@@ -44,6 +50,8 @@ export interface Config {
     defaultEnvFile: string;
     stateFile: string;
     cliaSpace: string;
+    /** CODEX_HOME of every clib process the service starts: codex's auth.json lives here. */
+    codexHome: string;
     uploads: string;
   }>;
 }
@@ -60,11 +68,11 @@ export function loadConfig(env: Env = process.env): Config {
     host: parseLoopbackHost(env.SPACE_HOST),
     port: parsePort(env.SPACE_PORT),
     home,
-    upstreamUrl: nonEmpty(env.SPACE_UPSTREAM_URL)?.replace(/\/+$/, ''),
+    upstreamUrl: parseHttpUrl(env.SPACE_UPSTREAM_URL, 'SPACE_UPSTREAM_URL'),
     apiKey: nonEmpty(env.SPACE_API_KEY),
     authSessionId: nonEmpty(env.SPACE_AUTH_SESSION_ID),
     pollToken: nonEmpty(env.SPACE_POLL_TOKEN),
-    projectsRoot: expandHome(env.SPACE_PROJECTS_ROOT, home) ?? path.join(home, 'space-projects'),
+    projectsRoot: expandHome(env.SPACE_PROJECTS_ROOT, home, 'SPACE_PROJECTS_ROOT') ?? path.join(home, 'space-projects'),
     agentName: env.AGENT_NAME || 'runtimea',
     activeAgentId: nonEmpty(env.SPACE_ACTIVE_AGENT),
     localModelUrl: parseLoopbackUrl(env.SPACE_LOCALMODEL_URL),
@@ -74,6 +82,9 @@ export function loadConfig(env: Env = process.env): Config {
     token: nonEmpty(env.SPACE_TOKEN),
     logLevel: env.SPACE_LOG_LEVEL || 'info',
     jsonLimitBytes: 16 * 1024 * 1024,
+    bootstrapStepTimeoutMs: parsePositiveInt(env.SPACE_BOOTSTRAP_STEP_TIMEOUT_MS, 'SPACE_BOOTSTRAP_STEP_TIMEOUT_MS', 60_000),
+    bootstrapSessionTtlMs: parsePositiveInt(env.SPACE_BOOTSTRAP_SESSION_TTL_MS, 'SPACE_BOOTSTRAP_SESSION_TTL_MS', 900_000),
+    clibIssuer: parseHttpUrl(env.SPACE_CLIB_ISSUER, 'SPACE_CLIB_ISSUER'),
     bins: Object.freeze({
       clia: env.SPACE_CLIA_BIN || 'claude',
       clib: env.SPACE_CLIB_BIN || 'codex',
@@ -90,6 +101,7 @@ export function loadConfig(env: Env = process.env): Config {
       defaultEnvFile: path.join(runtimeaDir, '.env'),
       stateFile: path.join(home, '.space-state', 'state.json'),
       cliaSpace: path.join(home, 'clia-space'),
+      codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),
       uploads: path.join(home, 'uploads'),
     }),
   });
@@ -105,10 +117,10 @@ function resolveHome(value: string | undefined): string {
   }
 }
 
-function expandHome(value: string | undefined, home: string): string | undefined {
+function expandHome(value: string | undefined, home: string, name: string): string | undefined {
   if (!value) return undefined;
   const expanded = value === '~' ? home : value.startsWith('~/') ? path.join(home, value.slice(2)) : value;
-  if (!path.isAbsolute(expanded)) throw new ConfigError(`SPACE_PROJECTS_ROOT must be absolute, got ${value}`);
+  if (!path.isAbsolute(expanded)) throw new ConfigError(`${name} must be absolute, got ${value}`);
   return path.resolve(expanded);
 }
 
@@ -139,6 +151,25 @@ function parsePort(value: string | undefined): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`SPACE_PORT is not a port: ${value}`);
   return port;
+}
+
+function parsePositiveInt(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive integer, got ${value}`);
+  return n;
+}
+
+function parseHttpUrl(value: string | undefined, name: string): string | undefined {
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is not a URL: ${value}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got ${value}`);
+  return value.replace(/\/+$/, '');
 }
 
 function parseHour(value: string | undefined): number {
