@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { spawn as spawnPty, type IPty } from 'node-pty';
 import type { Logger } from '../log.js';
+import { which } from './which.js';
 
 /**
  * Owns every subprocess the service starts. Each child leads its own process group
@@ -23,10 +26,31 @@ export interface SpawnRequest {
   stdio?: SpawnOptions['stdio'];
 }
 
+/** A child on a pseudo-terminal (CLIs with a full-screen UI); it leads its own session and group. */
+export interface OwnedPty {
+  readonly pty: IPty;
+  readonly pid: number;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface PtyRequest {
+  command: string;
+  args: readonly string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  cols?: number;
+  rows?: number;
+}
+
+interface Owned {
+  stop(graceMs?: number): Promise<void>;
+}
+
 const DEFAULT_GRACE_MS = 3000;
 
 export class Supervisor {
-  private readonly owned = new Set<OwnedProcess>();
+  private readonly owned = new Set<Owned>();
 
   constructor(private readonly log: Logger) {}
 
@@ -48,8 +72,35 @@ export class Supervisor {
       child.once('spawn', resolve);
       child.once('error', reject);
     });
-    const owned = this.adopt(child);
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+    const owned = { child, ...this.adopt(child.pid!, exited) };
     this.log.debug({ pid: owned.pid, command: request.command }, 'child started');
+    return owned;
+  }
+
+  /**
+   * Starts a child on a new pseudo-terminal. node-pty makes it a session leader (setsid), so
+   * its pid is its process group, stopped like any other. A program not found on the
+   * request's PATH throws ENOENT here: a pty child that cannot exec would only show up as
+   * text on its screen.
+   */
+  spawnPty(request: PtyRequest): OwnedPty {
+    const command = which(request.command, request.env?.PATH ?? '');
+    if (!command) throw Object.assign(new Error(`spawn ${request.command} ENOENT`), { code: 'ENOENT' });
+    const pty = spawnPty(command, [...request.args], {
+      name: 'xterm-256color',
+      cols: request.cols ?? 120,
+      rows: request.rows ?? 40,
+      cwd: request.cwd,
+      env: request.env ?? {},
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      pty.onExit(({ exitCode, signal }) => resolve({ code: signal ? null : exitCode, signal: signal ? signalName(signal) : null }));
+    });
+    const owned = { pty, ...this.adopt(pty.pid, exited) };
+    this.log.debug({ pid: owned.pid, command: request.command }, 'pty child started');
     return owned;
   }
 
@@ -58,14 +109,9 @@ export class Supervisor {
     await Promise.all([...this.owned].map((p) => p.stop(graceMs)));
   }
 
-  private adopt(child: ChildProcess): OwnedProcess {
-    const pid = child.pid!;
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-    });
+  private adopt<E>(pid: number, exited: Promise<E>): { pid: number; exited: Promise<E>; stop(graceMs?: number): Promise<void> } {
     let stopping: Promise<void> | undefined;
-    const owned: OwnedProcess = {
-      child,
+    const owned = {
       pid,
       exited,
       stop: (graceMs = DEFAULT_GRACE_MS) => (stopping ??= stopGroup(pid, graceMs).finally(() => this.owned.delete(owned))),
@@ -86,6 +132,11 @@ async function stopGroup(pgid: number, graceMs: number): Promise<void> {
   if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
   const hardDeadline = Date.now() + 2000;
   while (groupAlive(pgid) && Date.now() < hardDeadline) await sleep(25);
+}
+
+function signalName(signal: number): NodeJS.Signals | null {
+  const entry = Object.entries(osConstants.signals).find(([, n]) => n === signal);
+  return (entry?.[0] as NodeJS.Signals | undefined) ?? null;
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {
