@@ -4,7 +4,7 @@ import { HttpError } from '../errors.js';
 import type { OwnedPty } from '../process/supervisor.js';
 import { activeEnvStore } from '../secrets/active-env.js';
 import { cliEnv } from './cli-env.js';
-import { Transcript } from './screen-wait.js';
+import { seconds, Transcript } from './transcript.js';
 import { findAuthorizeUrl, findOAuthError, findOAuthToken, isRefusedCode, lastLine } from './setup-token-screen.js';
 
 /**
@@ -108,11 +108,11 @@ function tokenOrError(text: string): { token: string } | { error: string } | und
 
 /** Types the code, then Enter on its own, as a person pasting and pressing Enter would. */
 async function typeInto(owned: OwnedPty, code: string): Promise<void> {
-  owned.pty.write(code);
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  owned.pty.write('\r');
-}
-
-function seconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10} s`;
+  try {
+    owned.pty.write(code);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    owned.pty.write('\r');
+  } catch {
+    // The CLI is gone; the wait that follows reports its exit.
+  }
 }

@@ -7,7 +7,7 @@ import { RegistryStore } from '../stores/registry.js';
 import { cliEnv } from './cli-env.js';
 import { readCodexAuth } from './codex-auth.js';
 import { findDevicePrompt, loginError, type DevicePrompt } from './device-auth-text.js';
-import { Transcript } from './screen-wait.js';
+import { seconds, Transcript } from './transcript.js';
 
 /**
  * POST /clib/setup: the real `codex login --device-auth` with CODEX_HOME set to the
@@ -65,7 +65,7 @@ export class ClibSetup {
         exited: owned.exited,
         timeoutMs: config.bootstrapStepTimeoutMs,
         onExit: () => new HttpError(502, `codex login failed: ${loginError(stderr.value)}`),
-        timeoutDetail: `codex login did not show a device code within ${Math.round(config.bootstrapStepTimeoutMs / 1000)} s`,
+        timeoutDetail: `codex login did not show a device code within ${seconds(config.bootstrapStepTimeoutMs)}`,
       });
     } catch (err) {
       await this.end(flow, 'failed', (err as Error).message);

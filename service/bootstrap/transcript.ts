@@ -45,3 +45,8 @@ export class Transcript {
     });
   }
 }
+
+/** A duration for a detail text: `0.8 s`, `60 s`. */
+export function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
