@@ -44,6 +44,7 @@ export interface PtyRequest {
 }
 
 interface Owned {
+  readonly pid: number;
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -56,6 +57,11 @@ export class Supervisor {
 
   get size(): number {
     return this.owned.size;
+  }
+
+  /** Process group ids of every owned child (diagnostics and tests). */
+  get groups(): number[] {
+    return [...this.owned].map((o) => o.pid);
   }
 
   /** Starts a child in its own group. Rejects if the program cannot be started (ENOENT...). */
