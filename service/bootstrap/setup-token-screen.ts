@@ -40,7 +40,7 @@ export function findOAuthError(raw: string): string | undefined {
 
 /** Errors that mean the pasted code itself was refused (400) rather than the sign-in service failing (502). */
 export function isRefusedCode(error: string): boolean {
-  return /invalid|access_denied|expired|refused|denied/i.test(error) && !/\(E[A-Z]+\)/.test(error);
+  return /wasn't accepted|not accepted|invalid|access_denied|expired|refused|denied|\(HTTP 4\d\d\)/i.test(error) && !/\(E[A-Z]+\)/.test(error);
 }
 
 /** The last non-empty visible line: what the CLI said before it stopped. */

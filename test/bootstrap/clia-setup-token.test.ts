@@ -82,7 +82,10 @@ describe('clia setup-token on a real pty, against the recorded CLI', () => {
     const { session_id } = (await s.post('/clia/setup-token', {})).json();
     const res = await s.post('/clia/setup-token/callback', { session_id, code: 'wrong#state' });
     expect(res.status).toBe(400);
-    expect(res.json()).toEqual({ detail: 'claude setup-token: OAuth error: Authentication failed: Invalid authorization code' });
+    expect(res.json()).toEqual({
+      detail:
+        "claude setup-token: OAuth error: That code wasn't accepted. It may be incomplete, expired, already used, or from an earlier sign-in attempt. Sign in again to get a new code.",
+    });
     await expect(stat(envFile(s))).rejects.toMatchObject({ code: 'ENOENT' });
     await expectGroupGone(s);
   });

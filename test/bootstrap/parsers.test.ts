@@ -32,6 +32,14 @@ describe('reading the recorded claude setup-token screens', () => {
     expect(error).toBe("OAuth error: Couldn't get an answer from the sign-in service (EAI_AGAIN). Check your internet connection, then try again.");
     expect(isRefusedCode(error)).toBe(false);
     expect(isRefusedCode('OAuth error: Authentication failed: Invalid authorization code')).toBe(true);
+    const refused = findOAuthError(fixture('setup-token-code-refused.screen.bin'))!;
+    expect(refused).toBe("OAuth error: That code wasn't accepted. It may be incomplete, expired, already used, or from an earlier sign-in attempt. Sign in again to get a new code.");
+    expect(isRefusedCode(refused)).toBe(true);
+  });
+
+  it('the token on the recorded success screen', () => {
+    const token = 'sk-ant-oat01-abcdefghijklmnopqrstuvwxyz_0123456789-ABCDEF';
+    expect(findOAuthToken(fixture('setup-token-success.screen.bin').replace('{{TOKEN}}', token))).toBe(token);
   });
 
   it('a token only once it is drawn whole', () => {
