@@ -10,12 +10,21 @@ import { which } from './which.js';
  * (spawned detached, never through a shell), so stopping it stops everything it forked:
  * SIGTERM to the group, then SIGKILL once the grace period is over.
  */
-export interface OwnedProcess {
-  readonly child: ChildProcess;
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A process group the supervisor owns; its pid is the group id. */
+export interface OwnedGroup {
   readonly pid: number;
   /** Settles when the group leader has exited. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly exited: Promise<ExitStatus>;
   stop(graceMs?: number): Promise<void>;
+}
+
+export interface OwnedProcess extends OwnedGroup {
+  readonly child: ChildProcess;
 }
 
 export interface SpawnRequest {
@@ -27,11 +36,8 @@ export interface SpawnRequest {
 }
 
 /** A child on a pseudo-terminal (CLIs with a full-screen UI); it leads its own session and group. */
-export interface OwnedPty {
+export interface OwnedPty extends OwnedGroup {
   readonly pty: IPty;
-  readonly pid: number;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stop(graceMs?: number): Promise<void>;
 }
 
 export interface PtyRequest {
@@ -43,15 +49,10 @@ export interface PtyRequest {
   rows?: number;
 }
 
-interface Owned {
-  readonly pid: number;
-  stop(graceMs?: number): Promise<void>;
-}
-
 const DEFAULT_GRACE_MS = 3000;
 
 export class Supervisor {
-  private readonly owned = new Set<Owned>();
+  private readonly owned = new Set<OwnedGroup>();
 
   constructor(private readonly log: Logger) {}
 
@@ -78,7 +79,7 @@ export class Supervisor {
       child.once('spawn', resolve);
       child.once('error', reject);
     });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    const exited = new Promise<ExitStatus>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal }));
     });
     const owned = { child, ...this.adopt(child.pid!, exited) };
@@ -102,7 +103,7 @@ export class Supervisor {
       cwd: request.cwd,
       env: request.env ?? {},
     });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    const exited = new Promise<ExitStatus>((resolve) => {
       pty.onExit(({ exitCode, signal }) => resolve({ code: signal ? null : exitCode, signal: signal ? signalName(signal) : null }));
     });
     const owned = { pty, ...this.adopt(pty.pid, exited) };
@@ -115,9 +116,9 @@ export class Supervisor {
     await Promise.all([...this.owned].map((p) => p.stop(graceMs)));
   }
 
-  private adopt<E>(pid: number, exited: Promise<E>): { pid: number; exited: Promise<E>; stop(graceMs?: number): Promise<void> } {
+  private adopt(pid: number, exited: Promise<ExitStatus>): OwnedGroup {
     let stopping: Promise<void> | undefined;
-    const owned = {
+    const owned: OwnedGroup = {
       pid,
       exited,
       stop: (graceMs = DEFAULT_GRACE_MS) => (stopping ??= stopGroup(pid, graceMs).finally(() => this.owned.delete(owned))),
