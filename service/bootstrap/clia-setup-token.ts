@@ -87,7 +87,9 @@ export class CliaSetupToken {
     try {
       return this.ctx.supervisor.spawnPty({ command: config.bins.clia, args: ['setup-token'], env, cwd: config.home, cols: COLUMNS, rows: 50 });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(503, `The clia CLI "${config.bins.clia}" was not found on PATH (set SPACE_CLIA_BIN)`);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new HttpError(503, `The clia CLI "${config.bins.clia}" was not found on PATH (set SPACE_CLIA_BIN)`);
+      if (code === 'EPTY') throw new HttpError(503, `No terminal for claude setup-token: ${(err as Error).message}`);
       throw err;
     }
   }

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import { spawn as spawnPty, type IPty } from 'node-pty';
+import { createRequire } from 'node:module';
+import type { IPty } from 'node-pty';
 import type { Logger } from '../log.js';
 import { which } from './which.js';
 
@@ -96,7 +97,7 @@ export class Supervisor {
   spawnPty(request: PtyRequest): OwnedPty {
     const command = which(request.command, request.env?.PATH ?? '');
     if (!command) throw Object.assign(new Error(`spawn ${request.command} ENOENT`), { code: 'ENOENT' });
-    const pty = spawnPty(command, [...request.args], {
+    const pty = nodePty().spawn(command, [...request.args], {
       name: 'xterm-256color',
       cols: request.cols ?? 120,
       rows: request.rows ?? 40,
@@ -139,6 +140,20 @@ async function stopGroup(pgid: number, graceMs: number): Promise<void> {
   if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
   const hardDeadline = Date.now() + 2000;
   while (groupAlive(pgid) && Date.now() < hardDeadline) await sleep(25);
+}
+
+let ptyModule: typeof import('node-pty') | undefined;
+
+/**
+ * node-pty is a native addon, loaded on first use: a build that does not load (wrong ABI)
+ * fails the flows that need a terminal with EPTY, not the whole service at start-up.
+ */
+function nodePty(): typeof import('node-pty') {
+  try {
+    return (ptyModule ??= createRequire(import.meta.url)('node-pty') as typeof import('node-pty'));
+  } catch (err) {
+    throw Object.assign(new Error(`node-pty could not be loaded: ${(err as Error).message}`), { code: 'EPTY' });
+  }
 }
 
 function signalName(signal: number): NodeJS.Signals | null {
