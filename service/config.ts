@@ -28,6 +28,12 @@ export interface Config {
   readonly logLevel: string;
   /** Largest JSON request body, in bytes. */
   readonly jsonLimitBytes: number;
+  /** How long a bootstrap CLI may take to show its URL or code, or to answer a submitted code. */
+  readonly bootstrapStepTimeoutMs: number;
+  /** How long a started bootstrap flow (setup-token, device auth) waits for the user. */
+  readonly bootstrapSessionTtlMs: number;
+  /** Issuer the clib device login talks to (codex's hidden --experimental_issuer); undefined: codex's own. */
+  readonly clibIssuer: string | undefined;
   /** Chat engine limits and timings (defaults are the spec's; tests shorten them). */
   readonly chat: Readonly<ChatConfig>;
   /**
@@ -51,6 +57,8 @@ export interface Config {
     defaultEnvFile: string;
     stateFile: string;
     cliaSpace: string;
+    /** CODEX_HOME of every clib process the service starts: codex's auth.json lives here. */
+    codexHome: string;
     uploads: string;
   }>;
 }
@@ -88,11 +96,11 @@ export function loadConfig(env: Env = process.env): Config {
     host: parseLoopbackHost(env.SPACE_HOST),
     port: parsePort(env.SPACE_PORT),
     home,
-    upstreamUrl: nonEmpty(env.SPACE_UPSTREAM_URL)?.replace(/\/+$/, ''),
+    upstreamUrl: parseHttpUrl(env.SPACE_UPSTREAM_URL, 'SPACE_UPSTREAM_URL'),
     apiKey: nonEmpty(env.SPACE_API_KEY),
     authSessionId: nonEmpty(env.SPACE_AUTH_SESSION_ID),
     pollToken: nonEmpty(env.SPACE_POLL_TOKEN),
-    projectsRoot: expandHome(env.SPACE_PROJECTS_ROOT, home) ?? path.join(home, 'space-projects'),
+    projectsRoot: expandHome(env.SPACE_PROJECTS_ROOT, home, 'SPACE_PROJECTS_ROOT') ?? path.join(home, 'space-projects'),
     agentName: env.AGENT_NAME || 'runtimea',
     activeAgentId: nonEmpty(env.SPACE_ACTIVE_AGENT),
     localModelUrl: parseLoopbackUrl(env.SPACE_LOCALMODEL_URL),
@@ -102,15 +110,18 @@ export function loadConfig(env: Env = process.env): Config {
     token: nonEmpty(env.SPACE_TOKEN),
     logLevel: env.SPACE_LOG_LEVEL || 'info',
     jsonLimitBytes: 16 * 1024 * 1024,
+    bootstrapStepTimeoutMs: parsePositiveInt(env.SPACE_BOOTSTRAP_STEP_TIMEOUT_MS, 'SPACE_BOOTSTRAP_STEP_TIMEOUT_MS', 60_000),
+    bootstrapSessionTtlMs: parsePositiveInt(env.SPACE_BOOTSTRAP_SESSION_TTL_MS, 'SPACE_BOOTSTRAP_SESSION_TTL_MS', 900_000),
+    clibIssuer: parseHttpUrl(env.SPACE_CLIB_ISSUER, 'SPACE_CLIB_ISSUER'),
     chat: Object.freeze({
-      maxTurns: parsePositive(env, 'SPACE_CHAT_MAX_TURNS', 8),
-      heartbeatCliMs: parsePositive(env, 'SPACE_CHAT_HEARTBEAT_CLI_MS', 20_000),
-      heartbeatRuntimeaMs: parsePositive(env, 'SPACE_CHAT_HEARTBEAT_RUNTIMEA_MS', 15_000),
-      unopenedTtlMs: parsePositive(env, 'SPACE_CHAT_UNOPENED_TTL_MS', 300_000),
-      recentTtlMs: parsePositive(env, 'SPACE_CHAT_RECENT_TTL_MS', 600_000),
-      reconnectWaitMs: parsePositive(env, 'SPACE_CHAT_RECONNECT_WAIT_MS', 300_000),
-      replayBytes: parsePositive(env, 'SPACE_CHAT_REPLAY_BYTES', 512 * 1024),
-      abortGraceMs: parsePositive(env, 'SPACE_CHAT_ABORT_GRACE_MS', 3000),
+      maxTurns: parsePositiveInt(env.SPACE_CHAT_MAX_TURNS, 'SPACE_CHAT_MAX_TURNS', 8),
+      heartbeatCliMs: parsePositiveInt(env.SPACE_CHAT_HEARTBEAT_CLI_MS, 'SPACE_CHAT_HEARTBEAT_CLI_MS', 20_000),
+      heartbeatRuntimeaMs: parsePositiveInt(env.SPACE_CHAT_HEARTBEAT_RUNTIMEA_MS, 'SPACE_CHAT_HEARTBEAT_RUNTIMEA_MS', 15_000),
+      unopenedTtlMs: parsePositiveInt(env.SPACE_CHAT_UNOPENED_TTL_MS, 'SPACE_CHAT_UNOPENED_TTL_MS', 300_000),
+      recentTtlMs: parsePositiveInt(env.SPACE_CHAT_RECENT_TTL_MS, 'SPACE_CHAT_RECENT_TTL_MS', 600_000),
+      reconnectWaitMs: parsePositiveInt(env.SPACE_CHAT_RECONNECT_WAIT_MS, 'SPACE_CHAT_RECONNECT_WAIT_MS', 300_000),
+      replayBytes: parsePositiveInt(env.SPACE_CHAT_REPLAY_BYTES, 'SPACE_CHAT_REPLAY_BYTES', 512 * 1024),
+      abortGraceMs: parsePositiveInt(env.SPACE_CHAT_ABORT_GRACE_MS, 'SPACE_CHAT_ABORT_GRACE_MS', 3000),
     }),
     childEnv: Object.freeze(childEnvOf(env, home)),
     bins: Object.freeze({
@@ -129,6 +140,7 @@ export function loadConfig(env: Env = process.env): Config {
       defaultEnvFile: path.join(runtimeaDir, '.env'),
       stateFile: path.join(home, '.space-state', 'state.json'),
       cliaSpace: path.join(home, 'clia-space'),
+      codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),
       uploads: path.join(home, 'uploads'),
     }),
   });
@@ -144,10 +156,10 @@ function resolveHome(value: string | undefined): string {
   }
 }
 
-function expandHome(value: string | undefined, home: string): string | undefined {
+function expandHome(value: string | undefined, home: string, name: string): string | undefined {
   if (!value) return undefined;
   const expanded = value === '~' ? home : value.startsWith('~/') ? path.join(home, value.slice(2)) : value;
-  if (!path.isAbsolute(expanded)) throw new ConfigError(`SPACE_PROJECTS_ROOT must be absolute, got ${value}`);
+  if (!path.isAbsolute(expanded)) throw new ConfigError(`${name} must be absolute, got ${value}`);
   return path.resolve(expanded);
 }
 
@@ -180,19 +192,30 @@ function parsePort(value: string | undefined): number {
   return port;
 }
 
+function parsePositiveInt(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive integer, got ${value}`);
+  return n;
+}
+
+function parseHttpUrl(value: string | undefined, name: string): string | undefined {
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is not a URL: ${value}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got ${value}`);
+  return value.replace(/\/+$/, '');
+}
+
 function parseHour(value: string | undefined): number {
   if (value === undefined || value === '') return 2;
   const hour = Number(value);
   if (!Number.isInteger(hour) || hour < 0 || hour > 23) throw new ConfigError(`USAGE_SYNC_HOUR_UTC must be 0-23, got ${value}`);
   return hour;
-}
-
-function parsePositive(env: Env, name: string, fallback: number): number {
-  const value = env[name];
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive integer, got ${value}`);
-  return n;
 }
 
 function childEnvOf(env: Env, home: string): Record<string, string> {

@@ -1,16 +1,11 @@
 import { createInterface, type Interface } from 'node:readline';
-import type { OwnedProcess, Supervisor } from '../process/supervisor.js';
+import type { ExitStatus, OwnedProcess, Supervisor } from '../process/supervisor.js';
 
 /**
  * One run of an agent CLI for one turn, through the supervisor (own process group, no
  * shell, stdin closed): its stdout as lines, a tail of its stderr for error messages, and
  * the two ways to end it early. Shared by the CLI runtimes; the protocol lives elsewhere.
  */
-export interface ExitStatus {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
 export interface CliProcess {
   readonly pid: number;
   /** stdout, line by line; ends when stdout closes (or soon after the program exits). */

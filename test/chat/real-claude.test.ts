@@ -113,7 +113,7 @@ describe.skipIf(!claude)('the real claude CLI behind /api/chat', () => {
     expect(Date.now() - asked).toBeLessThan(5000);
     expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'aborted', session_id: sessionId } });
     await expect.poll(() => claudeProcesses(), { timeout: 10_000 }).toEqual([]);
-    expect(chat.service.ctx.supervisor.size).toBe(0);
+    await expect.poll(() => chat.service.ctx.supervisor.size).toBe(0);
     // The session still works after an interrupted turn.
     const { sse: next } = await chat.turn({ text: 'Say hello once more', session_id: sessionId });
     expect(next.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });

@@ -1,4 +1,4 @@
-import type { ExitStatus } from '../cli-process.js';
+import type { ExitStatus } from '../../process/supervisor.js';
 import type { RuntimeEvent } from '../runtime.js';
 import type { CliaResult } from './parser.js';
 
