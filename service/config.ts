@@ -44,6 +44,7 @@ export interface Config {
     defaultEnvFile: string;
     stateFile: string;
     cliaSpace: string;
+    clibSpace: string;
     uploads: string;
   }>;
 }
@@ -90,6 +91,7 @@ export function loadConfig(env: Env = process.env): Config {
       defaultEnvFile: path.join(runtimeaDir, '.env'),
       stateFile: path.join(home, '.space-state', 'state.json'),
       cliaSpace: path.join(home, 'clia-space'),
+      clibSpace: path.join(home, 'clib-space'),
       uploads: path.join(home, 'uploads'),
     }),
   });
