@@ -4,6 +4,7 @@ import type { Host } from './host.js';
 import { SseRegistry } from './http/sse.js';
 import type { Logger } from './log.js';
 import { Supervisor } from './process/supervisor.js';
+import { SessionIndex } from './sessions/session-index.js';
 
 /** What every feature may use: built once per service, handed to each route module. */
 export interface ServiceContext {
@@ -13,6 +14,8 @@ export interface ServiceContext {
   readonly supervisor: Supervisor;
   readonly streams: SseRegistry;
   readonly auth: AuthState;
+  /** Every runtime's sessions, merged and kept fresh by watchers (started by createService). */
+  readonly sessions: SessionIndex;
   readonly startedAt: Date;
   /** The port actually listened on (the configured one, or the OS's pick for port 0). */
   port(): number;
@@ -30,6 +33,10 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     supervisor: new Supervisor(log),
     streams: new SseRegistry(),
     auth: new AuthState(config.apiKey),
+    sessions: new SessionIndex(
+      { runtimea: config.paths.runtimeaDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
+      log,
+    ),
     startedAt: new Date(),
     port: state.port,
     stage: state.stage,

@@ -31,6 +31,9 @@ export type PathRole =
   | { type: 'sqlite'; agentId: string; db: string }
   | { type: 'project'; pid: string };
 
+/** The role of a file (not a folder) in the layout. */
+export type FileRole = Exclude<PathRole, { type: 'dir' }>;
+
 export const STORE_AGENT: Readonly<Record<StoreName, AgentName>> = { runtimea: 'runtimea', clia: 'clia_code', clib: 'clib' };
 export const STORE_FORMAT: Readonly<Record<StoreName, LogFormat>> = { runtimea: 'runtimea', clia: 'clia', clib: 'clib' };
 

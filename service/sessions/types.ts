@@ -26,6 +26,8 @@ export interface ToolResult {
   name?: string;
   output: unknown;
   is_error: boolean;
+  /** What else the runtime reports about the run (codex: exit_code, status). */
+  details?: Record<string, unknown>;
 }
 
 /** The spec's Message envelope; every log format is normalized to it. */

@@ -43,10 +43,10 @@ function item(it: Json, time: string | undefined, ctx: LineContext): LogEntry[] 
       return [messageEntry(ctx, id, 'assistant', time, { text: str(it.text) ?? '' })];
     case 'command_execution': {
       const failed = it.status === 'failed' || (typeof it.exit_code === 'number' && it.exit_code !== 0);
-      return [tool(ctx, id, time, callId, 'command_execution', { command: it.command }, { output: it.aggregated_output ?? '', exit_code: it.exit_code ?? null, status: it.status }, failed)];
+      return [tool(ctx, id, time, callId, 'command_execution', { command: it.command }, it.aggregated_output ?? '', failed, { exit_code: it.exit_code ?? null, status: it.status })];
     }
     case 'file_change':
-      return [tool(ctx, id, time, callId, 'file_change', { changes: it.changes ?? [] }, { status: it.status }, it.status === 'failed')];
+      return [tool(ctx, id, time, callId, 'file_change', { changes: it.changes ?? [] }, '', it.status === 'failed', { status: it.status })];
     case 'mcp_tool_call': {
       const error = isObject(it.error) ? it.error.message : undefined;
       return [tool(ctx, id, time, callId, str(it.tool) ?? 'mcp_tool_call', { server: it.server, arguments: it.arguments ?? {} }, error !== undefined ? { error } : (it.result ?? null), error !== undefined || it.status === 'failed')];
@@ -60,10 +60,10 @@ function item(it: Json, time: string | undefined, ctx: LineContext): LogEntry[] 
   }
 }
 
-function tool(ctx: LineContext, id: string, time: string | undefined, callId: string, name: string, input: unknown, output: unknown, isError: boolean): LogEntry {
+function tool(ctx: LineContext, id: string, time: string | undefined, callId: string, name: string, input: unknown, output: unknown, isError: boolean, details?: Record<string, unknown>): LogEntry {
   return messageEntry(ctx, id, 'tool', time, {
     tool_call: { id: callId, name, input },
-    tool_result: { tool_call_id: callId, name, output, is_error: isError },
+    tool_result: { tool_call_id: callId, name, output, is_error: isError, ...(details ? { details } : {}) },
   });
 }
 

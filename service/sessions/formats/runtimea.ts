@@ -45,7 +45,7 @@ function assistant(m: Json, id: string, time: string | undefined, ctx: LineConte
   if (text || calls.length === 0) out.push(messageEntry(ctx, id, 'assistant', time, { text }));
   for (const call of calls) {
     const callId = str(call.id) ?? '';
-    out.push(messageEntry(ctx, `${id}:${callId}`, 'tool', time, { tool_call: { id: callId, name: toolName(call), input: call.arguments ?? {} } }));
+    out.push(messageEntry(ctx, `${id}:${callId}`, 'tool', time, { tool_call: { id: callId, ...toolOf(call) } }));
   }
   if (isObject(m.usage)) {
     const u = m.usage;
@@ -65,11 +65,12 @@ function assistant(m: Json, id: string, time: string | undefined, ctx: LineConte
   return out;
 }
 
-/** The `tool_call` wrapper names the real tool in `arguments.id`. */
-function toolName(call: Json): string {
+/** OpenClaw's `tool_call` wrapper names the real tool in `arguments.id`, its input in `arguments.args`. */
+function toolOf(call: Json): { name: string; input: unknown } {
   const name = str(call.name) ?? '';
-  if (name === 'tool_call' && isObject(call.arguments) && typeof call.arguments.id === 'string') return call.arguments.id;
-  return name;
+  const args = call.arguments;
+  if (name === 'tool_call' && isObject(args) && typeof args.id === 'string') return { name: args.id, input: args.args ?? {} };
+  return { name, input: args ?? {} };
 }
 
 function nestedTool(m: Json, id: string, time: string | undefined, ctx: LineContext): LogEntry[] {

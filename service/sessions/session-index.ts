@@ -1,0 +1,426 @@
+import type { Dirent } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../log.js';
+import { fileKey, sameKey, type FileKey } from './file-log.js';
+import { legacyMessages } from './formats/legacy.js';
+import { readHead, type Head } from './head.js';
+import { roleOf, STORE_FORMAT, type FileRole, type SessionRoots, type StoreName } from './layout.js';
+import { LogReader } from './logs.js';
+import { mergeSessions, type SessionView } from './merge.js';
+import { legacyRecord, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
+import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
+import { firstUserText } from './title.js';
+import type { LogRef, SourceRecord } from './types.js';
+import { watchSessions, type SessionWatcher } from './watch.js';
+
+/** A log (or SQLite store) that appeared, grew, was rewritten or went away. */
+export interface LogChange {
+  /** The log file, or the SQLite store file. */
+  path: string;
+  /** The log, for files; undefined for a SQLite store (any of its sessions may have changed). */
+  ref?: LogRef;
+  before?: FileKey;
+  after?: FileKey;
+}
+
+type Known =
+  | { role: 'index'; key: FileKey; records: SourceRecord[] }
+  | { role: 'log'; key: FileKey; store: StoreName; agentId: string; id: string; head?: Head & { key: FileKey } }
+  | { role: 'legacy'; key: FileKey; record: SourceRecord; prompt?: string }
+  | { role: 'sqlite'; key: string; records: SourceRecord[]; prompts: Map<string, string | undefined> };
+
+const IO_CONCURRENCY = 32;
+const MAX_INDEX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The in-memory index of every session. Built once at start-up (one walk of the session
+ * folders: directory listings, stats, index files, and the first lines of logs that need a
+ * title), then kept fresh from watcher events, path by path: a file is re-read only when its
+ * inode, size or mtime changed. Listing, searching and reading one session's fields do no
+ * disk I/O; message counts come from the log reader's cache, filled in the background.
+ */
+export class SessionIndex {
+  readonly logs = new LogReader();
+  private readonly files = new Map<string, Known>();
+  private views: SessionView[] = [];
+  private byId = new Map<string, SessionView>();
+  private referenced = new Set<string>();
+  private queue: Promise<void> = Promise.resolve();
+  private built: Promise<void> = Promise.resolve();
+  private readonly dirty = new Set<string>();
+  private refreshScheduled = false;
+  private watcher: SessionWatcher | undefined;
+  private closed = false;
+  private warming = false;
+  private warmFrom = 0;
+  private readonly listeners = new Set<(changes: LogChange[]) => void>();
+  private sqliteWarned = false;
+
+  constructor(
+    readonly roots: SessionRoots,
+    private readonly log: Logger,
+    private readonly options: { watch: boolean } = { watch: true },
+  ) {}
+
+  /** Builds the index off the request path, then starts watching. */
+  start(): void {
+    this.built = this.enqueue(async () => {
+      const started = Date.now();
+      await this.refreshPaths(this.rootPaths());
+      this.log.info({ sessions: this.views.length, ms: Date.now() - started }, 'session index built');
+    });
+    void this.built.then(() => {
+      if (this.closed) return;
+      this.warmCounts();
+      if (!this.options.watch) return;
+      this.watcher = watchSessions(this.roots, (paths) => this.markDirty(paths), this.log);
+      // Whatever changed between the first walk and the watches being in place.
+      void this.watcher.ready.then(() => this.markDirty(this.rootPaths()));
+    });
+  }
+
+  /** Waits for the first build and any refresh under way. */
+  async current(): Promise<void> {
+    await this.built;
+    await this.queue;
+  }
+
+  /** Every session, newest first. */
+  async list(): Promise<readonly SessionView[]> {
+    await this.current();
+    return this.views;
+  }
+
+  async get(id: string): Promise<SessionView | undefined> {
+    await this.current();
+    return this.byId.get(id);
+  }
+
+  /** Case-insensitive substring match on titles. */
+  async search(q: string): Promise<SessionView[]> {
+    await this.current();
+    const needle = q.toLowerCase();
+    return this.views.filter((v) => v.titleKey.includes(needle));
+  }
+
+  /** The message count of a session's log: cached, else counted now (and cached). */
+  async messageCount(view: SessionView): Promise<number> {
+    if (!view.log) return 0;
+    const cached = this.logs.cachedCount(view.log, this.keyOf(view.log));
+    if (cached !== undefined) return cached;
+    try {
+      return await this.logs.count(view.log);
+    } catch (err) {
+      if (isMissing(err)) return 0;
+      throw err;
+    }
+  }
+
+  /** Tells `listener` about logs that changed, after each refresh. Returns the unsubscribe. */
+  onLogChange(listener: (changes: LogChange[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Re-reads these paths now (PATCH calls it for the index it wrote). */
+  markDirty(paths: Iterable<string>): Promise<void> {
+    for (const p of paths) this.dirty.add(p);
+    if (this.refreshScheduled) return this.queue;
+    this.refreshScheduled = true;
+    return this.enqueue(async () => {
+      this.refreshScheduled = false;
+      const batch = [...this.dirty];
+      this.dirty.clear();
+      await this.refreshPaths(batch);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watcher?.close();
+    await this.queue.catch(() => undefined);
+  }
+
+  private rootPaths(): string[] {
+    return [...new Set(Object.values(this.roots))];
+  }
+
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(task);
+    this.queue = run.catch((err: unknown) => this.log.warn({ err: String(err) }, 'session index refresh failed'));
+    return this.queue;
+  }
+
+  private async refreshPaths(paths: string[]): Promise<void> {
+    if (this.closed) return;
+    const changes: LogChange[] = [];
+    let structural = false;
+    await eachLimited(paths, IO_CONCURRENCY, async (p) => {
+      if (await this.applyPath(p, changes)) structural = true;
+    });
+    if (structural) await this.rebuild();
+    if (changes.length > 0) {
+      for (const listener of this.listeners) listener(changes);
+      this.warmFrom = 0;
+      this.warmCounts();
+    }
+  }
+
+  /** Applies one path; true when the merged view may have changed. */
+  private async applyPath(p: string, changes: LogChange[]): Promise<boolean> {
+    const role = roleOf(this.roots, p);
+    if (!role) return false;
+    if (role.type === 'dir') return this.applyDir(p, changes);
+    return this.applyFile(p, role, changes);
+  }
+
+  private async applyDir(dir: string, changes: LogChange[]): Promise<boolean> {
+    const found = new Map<string, FileRole>();
+    await this.walk(dir, found);
+    let structural = false;
+    for (const known of [...this.files.keys()]) if (isUnder(known, dir) && !found.has(known) && this.drop(known, changes)) structural = true;
+    await eachLimited([...found], IO_CONCURRENCY, async ([p, role]) => {
+      if (await this.applyFile(p, role, changes)) structural = true;
+    });
+    return structural;
+  }
+
+  /** Every file of the layout below `dir` (the SQLite store by its main file). */
+  private async walk(dir: string, found: Map<string, FileRole>): Promise<void> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    await Promise.all(
+      entries.map(async (entry) => {
+        const child = path.join(dir, entry.name);
+        const role = roleOf(this.roots, child);
+        if (!role) return;
+        const isDir = entry.isDirectory() || (entry.isSymbolicLink() && (await stat(child).then((s) => s.isDirectory(), () => false)));
+        if (role.type === 'dir') {
+          if (isDir) await this.walk(child, found);
+        } else if (!isDir && !(role.type === 'sqlite' && child !== role.db)) {
+          found.set(role.type === 'sqlite' ? role.db : child, role);
+        }
+      }),
+    );
+  }
+
+  private async applyFile(p: string, role: FileRole, changes: LogChange[]): Promise<boolean> {
+    if (role.type === 'sqlite') return this.applySqlite(role.db, role.agentId, changes);
+    let key: FileKey;
+    try {
+      const st = await stat(p);
+      if (!st.isFile()) return this.drop(p, changes);
+      key = fileKey(st);
+    } catch {
+      return this.drop(p, changes);
+    }
+    const known = this.files.get(p);
+    if (known && known.role !== 'sqlite' && sameKey(known.key, key)) return false;
+    switch (role.type) {
+      case 'index':
+      case 'project': {
+        const doc = await readJson(p, key);
+        const previous = known?.role === 'index' ? known.records : [];
+        const records = doc === undefined ? previous : role.type === 'index' ? storeIndexRecords(role.store, role.agentId, p, doc) : projectRecords(role.pid, p, doc);
+        this.files.set(p, { role: 'index', key, records });
+        return true;
+      }
+      case 'log': {
+        const keepHead = known?.role === 'log' && known.head && known.key.ino === key.ino && key.size >= known.key.size;
+        this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(keepHead ? { head: known.head } : {}) });
+        if (!keepHead) this.logs.forget(p);
+        changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: known?.key as FileKey | undefined, after: key });
+        // A log listed by its index changes no listed field by growing (unless its first prompt
+        // may just have arrived); an orphan's mtime is its updated_at.
+        return !known || !this.referenced.has(p) || !keepHead || !known.head!.final;
+      }
+      case 'legacy': {
+        const doc = await readJson(p, key);
+        const prompt = firstUserText(legacyMessages(doc, ''));
+        this.files.set(p, { role: 'legacy', key, record: legacyRecord(role.agentId, role.id, p, doc), ...(prompt !== undefined ? { prompt } : {}) });
+        this.logs.forget(p);
+        changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known?.key as FileKey | undefined, after: key });
+        return true;
+      }
+    }
+  }
+
+  private async applySqlite(db: string, agentId: string, changes: LogChange[]): Promise<boolean> {
+    const [main, wal] = await Promise.all([stat(db).catch(() => undefined), stat(`${db}-wal`).catch(() => undefined)]);
+    if (!main) return this.drop(db, changes);
+    const key = `${main.ino}:${main.size}:${main.mtimeMs}:${wal?.size ?? '-'}:${wal?.mtimeMs ?? '-'}`;
+    const known = this.files.get(db);
+    if (known?.role === 'sqlite' && known.key === key) return false;
+    if (!sqliteDriver()) {
+      if (!this.sqliteWarned) this.log.warn({ db }, 'better-sqlite3 is not available: the runtimea SQLite store is not listed');
+      this.sqliteWarned = true;
+      return false;
+    }
+    let records: SourceRecord[];
+    try {
+      records = listSqliteSessions(db).map((s) => ({
+        id: s.sessionId,
+        source: 'runtimea-sqlite' as const,
+        agentName: 'runtimea' as const,
+        agentId,
+        ...(s.label ? { title: s.label } : {}),
+        updatedAtMs: s.updatedAtMs,
+        log: { kind: 'sqlite' as const, db, sessionId: s.sessionId },
+      }));
+    } catch (err) {
+      // Locked, being created, or not an OpenClaw store: keep what was read before.
+      this.log.debug({ db, err: String(err) }, 'runtimea SQLite store not read');
+      return false;
+    }
+    const prompts = known?.role === 'sqlite' ? known.prompts : new Map<string, string | undefined>();
+    this.files.set(db, { role: 'sqlite', key, records, prompts });
+    changes.push({ path: db });
+    return true;
+  }
+
+  /** Forgets a file that is gone; true when it was known. */
+  private drop(p: string, changes: LogChange[]): boolean {
+    const known = this.files.get(p);
+    if (!known) return false;
+    this.files.delete(p);
+    this.logs.forget(p);
+    if (known.role === 'log') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[known.store], path: p }, before: known.key });
+    else if (known.role === 'legacy') changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known.key });
+    else if (known.role === 'sqlite') changes.push({ path: p });
+    return true;
+  }
+
+  private records(): SourceRecord[] {
+    const out: SourceRecord[] = [];
+    const referenced = new Set<string>();
+    for (const known of this.files.values()) {
+      if (known.role === 'index' || known.role === 'sqlite') {
+        for (const r of known.records) {
+          out.push(r);
+          if (r.log?.kind === 'file') referenced.add(r.log.path);
+        }
+      } else if (known.role === 'legacy') out.push(known.record);
+    }
+    for (const [p, known] of this.files) {
+      if (known.role === 'log' && !referenced.has(p)) out.push(orphanLogRecord(known.store, known.agentId, p, known.id, known.key.mtimeMs));
+    }
+    this.referenced = referenced;
+    return out;
+  }
+
+  private merge(records: SourceRecord[]): SessionView[] {
+    return mergeSessions({
+      records,
+      logExists: (ref) => ref.kind === 'sqlite' || this.files.has(ref.path),
+      firstPrompt: (ref) => {
+        if (ref.kind === 'sqlite') return (this.files.get(ref.db) as Extract<Known, { role: 'sqlite' }> | undefined)?.prompts.get(ref.sessionId);
+        const known = this.files.get(ref.path);
+        if (known?.role === 'log') return known.head?.prompt;
+        return known?.role === 'legacy' ? known.prompt : undefined;
+      },
+    });
+  }
+
+  /** Merges every source; reads the first lines of logs whose session still needs a title. */
+  private async rebuild(): Promise<void> {
+    const records = this.records();
+    let views = this.merge(records);
+    const untitled = views.filter((v) => !v.title && v.log && this.needsHead(v.log));
+    if (untitled.length > 0) {
+      await eachLimited(untitled, IO_CONCURRENCY, (v) => this.readTitle(v.log!));
+      views = this.merge(records);
+    }
+    this.views = views;
+    this.byId = new Map(views.map((v) => [v.id, v]));
+  }
+
+  private needsHead(ref: LogRef): boolean {
+    if (ref.kind === 'sqlite') return !(this.files.get(ref.db) as Extract<Known, { role: 'sqlite' }> | undefined)?.prompts.has(ref.sessionId);
+    const known = this.files.get(ref.path);
+    if (known?.role !== 'log') return false;
+    const head = known.head;
+    return !head || (!head.final && head.key.size !== known.key.size);
+  }
+
+  private async readTitle(ref: LogRef): Promise<void> {
+    if (ref.kind === 'sqlite') {
+      const known = this.files.get(ref.db);
+      if (known?.role !== 'sqlite') return;
+      let prompt: string | undefined;
+      try {
+        prompt = sqliteFirstPrompt(ref.db, ref.sessionId);
+      } catch {
+        prompt = undefined;
+      }
+      known.prompts.set(ref.sessionId, prompt);
+      return;
+    }
+    const known = this.files.get(ref.path);
+    if (known?.role !== 'log') return;
+    try {
+      const head = await readHead(ref.path, STORE_FORMAT[known.store]);
+      known.head = { ...head, key: known.key };
+    } catch {
+      // Gone or unreadable: the next change event retries.
+    }
+  }
+
+  private keyOf(ref: LogRef): FileKey | undefined {
+    if (ref.kind === 'sqlite') return undefined;
+    const known = this.files.get(ref.path);
+    return known && known.role !== 'sqlite' ? known.key : undefined;
+  }
+
+  /** Counts, in the background and newest first, every log whose count is not cached yet. */
+  private warmCounts(): void {
+    if (this.warming || this.closed) return;
+    this.warming = true;
+    void (async () => {
+      try {
+        while (!this.closed) {
+          const view = this.views.slice(this.warmFrom).find((v) => v.log && this.logs.cachedCount(v.log, this.keyOf(v.log)) === undefined);
+          if (!view) break;
+          this.warmFrom = Math.max(this.warmFrom, this.views.indexOf(view));
+          await this.messageCount(view).catch(() => undefined);
+          this.warmFrom++;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } finally {
+        this.warming = false;
+      }
+    })();
+  }
+}
+
+async function readJson(file: string, key: FileKey): Promise<unknown> {
+  if (key.size > MAX_INDEX_BYTES) return undefined;
+  try {
+    return JSON.parse(await readFile(file, 'utf8'));
+  } catch {
+    // Half-written by a writer that is not atomic, or not JSON: keep what was read before.
+    return undefined;
+  }
+}
+
+function isUnder(file: string, dir: string): boolean {
+  return file === dir || file.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
+}
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/** Runs `task` over `items`, at most `limit` at a time. */
+async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await task(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
