@@ -1,4 +1,5 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { open } from './disk.js';
 import type { Stats } from 'node:fs';
 import { KeyedLock } from '../stores/lock.js';
 import type { LineContext } from './formats/index.js';

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { open } from './disk.js';
 import { lineEntries } from './line-entries.js';
 import { forwardLines } from './lines.js';
 import { firstUserText } from './title.js';

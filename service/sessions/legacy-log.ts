@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from './disk.js';
 import { legacyMessages } from './formats/legacy.js';
 import { fileKey, sameKey, type FileKey, type Page } from './file-log.js';
 import type { LogEntry, Message } from './types.js';

@@ -1,9 +1,12 @@
-import { stat } from 'node:fs/promises';
+import { stat } from './disk.js';
 import { FileLogs, type FileKey, type Page } from './file-log.js';
 import { LegacyLogs } from './legacy-log.js';
 import { LogChangedError } from './lines.js';
 import { SqliteLogs } from './sqlite-log.js';
 import type { LogEntry, LogRef } from './types.js';
+
+/** A log's version as the index last saw it: a file's key, or a SQLite store's state string. */
+export type LogVersion = FileKey | string;
 
 /** One reader for every kind of log: counts (cached), pages, and entries from a position. */
 export class LogReader {
@@ -12,25 +15,26 @@ export class LogReader {
   readonly legacy = new LegacyLogs();
 
   /** The message count when it is known for this version of the log; no I/O. */
-  cachedCount(ref: LogRef, key: FileKey | undefined): number | undefined {
+  cachedCount(ref: LogRef, version: LogVersion | undefined): number | undefined {
     switch (ref.kind) {
       case 'file':
-        return key ? this.files.cachedCount(ref.path, key) : undefined;
+        return typeof version === 'object' ? this.files.cachedCount(ref.path, version) : undefined;
       case 'legacy':
-        return key ? this.legacy.cachedCount(ref.path, key) : undefined;
+        return typeof version === 'object' ? this.legacy.cachedCount(ref.path, version) : undefined;
       case 'sqlite':
-        return this.sqlite.cachedCount(ref.db, ref.sessionId);
+        return typeof version === 'string' ? this.sqlite.cachedCount(ref.db, ref.sessionId, version) : undefined;
     }
   }
 
-  count(ref: LogRef): Promise<number> {
+  /** Counts now, reading only what changed since the last count; `version` is what the index saw. */
+  count(ref: LogRef, version?: LogVersion): Promise<number> {
     switch (ref.kind) {
       case 'file':
         return retry(() => this.files.count(ref.path, ref.format));
       case 'legacy':
         return this.legacy.count(ref.path);
       case 'sqlite':
-        return Promise.resolve(this.sqlite.count(ref.db, ref.sessionId));
+        return Promise.resolve(this.sqlite.count(ref.db, ref.sessionId, typeof version === 'string' ? version : undefined));
     }
   }
 

@@ -1,12 +1,12 @@
 import type { Dirent } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from './disk.js';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { fileKey, sameKey, type FileKey } from './file-log.js';
 import { legacyMessages } from './formats/legacy.js';
 import { readHead, type Head } from './head.js';
 import { roleOf, STORE_FORMAT, type FileRole, type SessionRoots, type StoreName } from './layout.js';
-import { LogReader } from './logs.js';
+import { LogReader, type LogVersion } from './logs.js';
 import { mergeSessions, type SessionView } from './merge.js';
 import { legacyRecord, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
 import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
@@ -107,10 +107,11 @@ export class SessionIndex {
   /** The message count of a session's log: cached, else counted now (and cached). */
   async messageCount(view: SessionView): Promise<number> {
     if (!view.log) return 0;
-    const cached = this.logs.cachedCount(view.log, this.keyOf(view.log));
+    const version = this.versionOf(view.log);
+    const cached = this.logs.cachedCount(view.log, version);
     if (cached !== undefined) return cached;
     try {
-      return await this.logs.count(view.log);
+      return await this.logs.count(view.log, version);
     } catch (err) {
       if (isMissing(err)) return 0;
       throw err;
@@ -370,10 +371,9 @@ export class SessionIndex {
     }
   }
 
-  private keyOf(ref: LogRef): FileKey | undefined {
-    if (ref.kind === 'sqlite') return undefined;
-    const known = this.files.get(ref.path);
-    return known && known.role !== 'sqlite' ? known.key : undefined;
+  private versionOf(ref: LogRef): LogVersion | undefined {
+    const known = this.files.get(ref.kind === 'sqlite' ? ref.db : ref.path);
+    return known?.key;
   }
 
   /** Counts, in the background and newest first, every log whose count is not cached yet. */
@@ -383,7 +383,7 @@ export class SessionIndex {
     void (async () => {
       try {
         while (!this.closed) {
-          const view = this.views.slice(this.warmFrom).find((v) => v.log && this.logs.cachedCount(v.log, this.keyOf(v.log)) === undefined);
+          const view = this.views.slice(this.warmFrom).find((v) => v.log && this.logs.cachedCount(v.log, this.versionOf(v.log)) === undefined);
           if (!view) break;
           this.warmFrom = Math.max(this.warmFrom, this.views.indexOf(view));
           await this.messageCount(view).catch(() => undefined);

@@ -5,6 +5,7 @@ import type { LineContext } from './formats/index.js';
 import { normalizeRuntimea } from './formats/runtimea.js';
 import { firstUserText } from './title.js';
 import type { LogEntry, Message } from './types.js';
+import { countDiskOperation } from './disk.js';
 import type { Page } from './file-log.js';
 
 /**
@@ -41,6 +42,7 @@ export interface SqliteSession {
 function withDb<T>(file: string, task: (db: Database) => T): T {
   const Driver = sqliteDriver();
   if (!Driver) throw new Error('better-sqlite3 is not available');
+  countDiskOperation();
   const db = new Driver(file, { readonly: true, fileMustExist: true, timeout: 2000 });
   try {
     return task(db);
@@ -111,6 +113,8 @@ export function sqliteFirstPrompt(file: string, sessionId: string): string | und
 }
 
 interface CountState {
+  /** The store's version (its files' identity, sizes, mtimes) the count was made at, when known. */
+  version?: string;
   rows: number;
   lastSeq: number;
   /** seq of every row, and the messages before it (same index). */
@@ -127,12 +131,19 @@ interface CountState {
 export class SqliteLogs {
   private readonly states = new Map<string, CountState>();
 
-  cachedCount(file: string, sessionId: string): number | undefined {
-    return this.states.get(`${file}\0${sessionId}`)?.total;
+  /** The count made at this version of the store; no I/O. */
+  cachedCount(file: string, sessionId: string, version: string | undefined): number | undefined {
+    const state = this.states.get(`${file}\0${sessionId}`);
+    return state && version !== undefined && state.version === version ? state.total : undefined;
   }
 
-  count(file: string, sessionId: string): number {
-    return withDb(file, (db) => this.refresh(db, file, sessionId).total);
+  /** Counts (reading only rows added since the last count); `version` is the store's version now. */
+  count(file: string, sessionId: string, version?: string): number {
+    return withDb(file, (db) => {
+      const state = this.refresh(db, file, sessionId);
+      state.version = version;
+      return state.total;
+    });
   }
 
   page(file: string, sessionId: string, offset: number, limit: number, fallbackTime: string): Page {
@@ -172,7 +183,7 @@ export class SqliteLogs {
     let state = this.states.get(key);
     if (state && state.rows === now.rows && state.lastSeq === now.lastSeq) return state;
     if (!state || now.rows < state.rows || now.lastSeq < state.lastSeq) state = { rows: 0, lastSeq: -Infinity, seqs: [], before: [], total: 0 };
-    else state = { ...state, seqs: [...state.seqs], before: [...state.before] };
+    else state = { rows: state.rows, lastSeq: state.lastSeq, total: state.total, seqs: [...state.seqs], before: [...state.before] };
     const rows = db.prepare('SELECT seq, event_json, event_zstd FROM transcript_events WHERE session_id = ? AND seq > ? ORDER BY seq').iterate(sessionId, Number.isFinite(state.lastSeq) ? state.lastSeq : -1) as Iterable<Row>;
     for (const row of rows) {
       state.seqs.push(row.seq);

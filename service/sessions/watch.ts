@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from '../log.js';
 import { roleOf, type SessionRoots } from './layout.js';
@@ -16,7 +18,7 @@ export const DEBOUNCE_MS = 100;
  * chokidar never walks a project's files) and hands changed paths over in debounced batches.
  */
 export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) => void, log: Logger): SessionWatcher {
-  const watcher: FSWatcher = watch([...new Set(Object.values(roots))], {
+  const watcher: FSWatcher = watch(watchTargets(roots), {
     ignoreInitial: true,
     ignored: (target: string) => roleOf(roots, target) === undefined,
   });
@@ -40,4 +42,19 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
       await watcher.close();
     },
   };
+}
+
+/**
+ * The nearest existing folder above each root. Watching the root's parent (its other
+ * children are ignored) sees a root that is created later; chokidar's own handling of a
+ * path that does not exist yet misses events when several such roots share a parent.
+ */
+export function watchTargets(roots: SessionRoots): string[] {
+  const targets = new Set<string>();
+  for (const root of Object.values(roots)) {
+    let dir = path.dirname(root);
+    while (!existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+    targets.add(dir);
+  }
+  return [...targets];
 }
