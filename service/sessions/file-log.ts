@@ -97,9 +97,11 @@ export class FileLogs {
       const st = await fh.stat();
       const fallbackTime = new Date(st.mtimeMs).toISOString();
       let end = from;
-      for await (const line of forwardLines(fh, from, st.size)) {
-        for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield { ...entry, end: line.end };
-        end = line.end;
+      for await (const batch of forwardLines(fh, from, st.size)) {
+        for (const line of batch) {
+          for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield { ...entry, end: line.end };
+          end = line.end;
+        }
       }
       const tail = await readRange(fh, end, st.size);
       if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield { ...entry, end: st.size };
@@ -149,13 +151,15 @@ async function appendedOnly(fh: FileHandle, cached: CountState | undefined, key:
 
 async function scan(fh: FileHandle, format: LogFormat, state: CountState, key: FileKey): Promise<void> {
   let last = state.checkpoints[state.checkpoints.length - 1]!;
-  for await (const line of forwardLines(fh, state.scanned, key.size)) {
-    if (state.complete - last.index >= CHECKPOINT_MESSAGES || line.start - last.position >= CHECKPOINT_BYTES) {
-      last = { position: line.start, index: state.complete };
-      state.checkpoints.push(last);
+  for await (const batch of forwardLines(fh, state.scanned, key.size)) {
+    for (const line of batch) {
+      if (state.complete - last.index >= CHECKPOINT_MESSAGES || line.start - last.position >= CHECKPOINT_BYTES) {
+        last = { position: line.start, index: state.complete };
+        state.checkpoints.push(last);
+      }
+      state.complete += countLine(format, line.bytes, true);
+      state.scanned = line.end;
     }
-    state.complete += countLine(format, line.bytes, true);
-    state.scanned = line.end;
   }
   const tail = await readRange(fh, state.scanned, key.size);
   state.tail = tail ? countLine(format, tail, false) : 0;
@@ -192,11 +196,13 @@ function within(messages: Message[], first: number, start: number, end: number):
 async function readForward(fh: FileHandle, format: LogFormat, state: CountState, from: Checkpoint, start: number, end: number, fallbackTime: string): Promise<Message[]> {
   const out: Message[] = [];
   let index = from.index;
-  for await (const line of forwardLines(fh, from.position, state.scanned)) {
-    if (index >= end) break;
-    const n = countLine(format, line.bytes, true);
-    if (n > 0 && index + n > start) out.push(...within(messagesOf(lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))), index, start, end));
-    index += n;
+  reading: for await (const batch of forwardLines(fh, from.position, state.scanned)) {
+    for (const line of batch) {
+      if (index >= end) break reading;
+      const n = countLine(format, line.bytes, true);
+      if (n > 0 && index + n > start) out.push(...within(messagesOf(lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))), index, start, end));
+      index += n;
+    }
   }
   if (index < end && state.tail > 0) out.push(...within(await tailMessages(fh, format, state, fallbackTime), index, start, end));
   return out;
@@ -209,12 +215,14 @@ async function readBackward(fh: FileHandle, format: LogFormat, state: CountState
     next -= state.tail;
     groups.push(within(await tailMessages(fh, format, state, fallbackTime), next, start, end));
   }
-  for await (const line of backwardLines(fh, 0, state.scanned)) {
-    if (next <= start) break;
-    const n = countLine(format, line.bytes, true);
-    if (n === 0) continue;
-    next -= n;
-    if (next < end) groups.push(within(messagesOf(lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))), next, start, end));
+  reading: for await (const batch of backwardLines(fh, 0, state.scanned)) {
+    for (const line of batch) {
+      if (next <= start) break reading;
+      const n = countLine(format, line.bytes, true);
+      if (n === 0) continue;
+      next -= n;
+      if (next < end) groups.push(within(messagesOf(lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))), next, start, end));
+    }
   }
   return groups.reverse().flat();
 }

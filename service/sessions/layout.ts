@@ -114,13 +114,13 @@ function projectRole(parts: string[]): PathRole | undefined {
 
 /** The parts of `target` below `root` ([] for the root itself), or undefined when not below. */
 function below(root: string, target: string): string[] | undefined {
-  if (target === root) return [];
-  const rel = path.relative(root, target);
-  if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
-  return rel.split(path.sep);
+  const at = path.normalize(target);
+  if (at === root) return [];
+  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
+  return at.startsWith(prefix) ? at.slice(prefix.length).split(path.sep) : undefined;
 }
 
 function isAncestor(dir: string, of: string): boolean {
-  const rel = path.relative(dir, of);
-  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+  const at = path.normalize(dir);
+  return at !== of && (of.startsWith(at.endsWith(path.sep) ? at : at + path.sep));
 }

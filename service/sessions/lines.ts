@@ -48,13 +48,17 @@ class LineBuilder {
   }
 }
 
-/** Every newline-terminated line starting in [from, to); bytes after the last newline are left. */
-export async function* forwardLines(fh: FileHandle, from: number, to: number): AsyncGenerator<Line> {
+/**
+ * Every newline-terminated line starting in [from, to), in batches (one per chunk read, so
+ * a 500 MB log costs a few hundred awaits, not millions); bytes after the last newline are left.
+ */
+export async function* forwardLines(fh: FileHandle, from: number, to: number): AsyncGenerator<Line[]> {
   const line = new LineBuilder();
   let pos = from;
   let lineStart = from;
   while (pos < to) {
     const chunk = await readExactly(fh, pos, Math.min(FORWARD_CHUNK, to - pos));
+    const batch: Line[] = [];
     let at = 0;
     for (;;) {
       const nl = chunk.indexOf(NL, at);
@@ -64,16 +68,17 @@ export async function* forwardLines(fh: FileHandle, from: number, to: number): A
       }
       line.add(chunk.subarray(at, nl));
       const bytes = line.take(false);
-      if (bytes) yield { bytes, start: lineStart, end: pos + nl + 1 };
+      if (bytes) batch.push({ bytes, start: lineStart, end: pos + nl + 1 });
       at = nl + 1;
       lineStart = pos + at;
     }
     pos += chunk.length;
+    if (batch.length > 0) yield batch;
   }
 }
 
-/** Every line in [from, to), last first; `to` must be a line end (just past a newline) or `from`. */
-export async function* backwardLines(fh: FileHandle, from: number, to: number): AsyncGenerator<Line> {
+/** Every line in [from, to), last first, in batches; `to` must be a line end (just past a newline) or `from`. */
+export async function* backwardLines(fh: FileHandle, from: number, to: number): AsyncGenerator<Line[]> {
   if (to <= from) return;
   const line = new LineBuilder();
   let cursor = to - 1; // the newline ending the last line is not part of it
@@ -81,20 +86,22 @@ export async function* backwardLines(fh: FileHandle, from: number, to: number): 
   while (cursor > from) {
     const chunkStart = Math.max(from, cursor - BACKWARD_CHUNK);
     const chunk = await readExactly(fh, chunkStart, cursor - chunkStart);
+    const batch: Line[] = [];
     let stop = chunk.length;
     for (;;) {
       const nl = stop > 0 ? chunk.lastIndexOf(NL, stop - 1) : -1;
       line.add(chunk.subarray(nl + 1, stop));
       if (nl === -1) break;
       const bytes = line.take(true);
-      if (bytes) yield { bytes, start: chunkStart + nl + 1, end: lineEnd };
+      if (bytes) batch.push({ bytes, start: chunkStart + nl + 1, end: lineEnd });
       lineEnd = chunkStart + nl + 1;
       stop = nl;
     }
     cursor = chunkStart;
+    if (batch.length > 0) yield batch;
   }
   const first = line.take(true);
-  if (first) yield { bytes: first, start: from, end: lineEnd };
+  if (first) yield [{ bytes: first, start: from, end: lineEnd }];
 }
 
 /** Reads [from, to) when it is at most MAX_LINE_BYTES (the unterminated last line), else nothing. */

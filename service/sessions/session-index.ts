@@ -1,10 +1,10 @@
-import type { Dirent } from 'node:fs';
-import { readdir, readFile, stat } from './disk.js';
+import type { Dirent, Stats } from 'node:fs';
+import { readdir, readFile, readStarts, stat, statMany } from './disk.js';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { fileKey, sameKey, type FileKey } from './file-log.js';
 import { legacyMessages } from './formats/legacy.js';
-import { readHead, type Head } from './head.js';
+import { promptIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
 import { roleOf, STORE_FORMAT, type FileRole, type SessionRoots, type StoreName } from './layout.js';
 import { LogReader, type LogVersion } from './logs.js';
 import { mergeSessions, type SessionView } from './merge.js';
@@ -80,10 +80,13 @@ export class SessionIndex {
     });
   }
 
-  /** Waits for the first build and any refresh under way. */
+  /**
+   * Waits for the first build. A refresh under way is not waited for: requests get the last
+   * complete view (at most one debounce behind), never a half-applied one. Whoever needs
+   * its own write seen awaits markDirty (PATCH does).
+   */
   async current(): Promise<void> {
     await this.built;
-    await this.queue;
   }
 
   /** Every session, newest first. */
@@ -181,8 +184,9 @@ export class SessionIndex {
     await this.walk(dir, found);
     let structural = false;
     for (const known of [...this.files.keys()]) if (isUnder(known, dir) && !found.has(known) && this.drop(known, changes)) structural = true;
+    const stats = await statMany([...found.keys()].filter((p) => found.get(p)!.type !== 'sqlite'));
     await eachLimited([...found], IO_CONCURRENCY, async ([p, role]) => {
-      if (await this.applyFile(p, role, changes)) structural = true;
+      if (await this.applyFile(p, role, changes, stats.get(p) ?? null)) structural = true;
     });
     return structural;
   }
@@ -210,16 +214,16 @@ export class SessionIndex {
     );
   }
 
-  private async applyFile(p: string, role: FileRole, changes: LogChange[]): Promise<boolean> {
+  /** `known`: the file's stat when the caller has it (null: it is gone), else it is taken here. */
+  private async applyFile(p: string, role: FileRole, changes: LogChange[], known?: Stats | null): Promise<boolean> {
     if (role.type === 'sqlite') return this.applySqlite(role.db, role.agentId, changes);
-    let key: FileKey;
-    try {
-      const st = await stat(p);
-      if (!st.isFile()) return this.drop(p, changes);
-      key = fileKey(st);
-    } catch {
-      return this.drop(p, changes);
-    }
+    const st = known === undefined ? await stat(p).catch(() => null) : known;
+    if (!st || !st.isFile()) return this.drop(p, changes);
+    const key = fileKey(st);
+    return this.applyStat(p, role, key, changes);
+  }
+
+  private async applyStat(p: string, role: Exclude<FileRole, { type: 'sqlite' }>, key: FileKey, changes: LogChange[]): Promise<boolean> {
     const known = this.files.get(p);
     if (known && known.role !== 'sqlite' && sameKey(known.key, key)) return false;
     switch (role.type) {
@@ -232,13 +236,16 @@ export class SessionIndex {
         return true;
       }
       case 'log': {
-        const keepHead = known?.role === 'log' && known.head && known.key.ino === key.ino && key.size >= known.key.size;
-        this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(keepHead ? { head: known.head } : {}) });
-        if (!keepHead) this.logs.forget(p);
-        changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: known?.key as FileKey | undefined, after: key });
-        // A log listed by its index changes no listed field by growing (unless its first prompt
-        // may just have arrived); an orphan's mtime is its updated_at.
-        return !known || !this.referenced.has(p) || !keepHead || !known.head!.final;
+        const previous = known?.role === 'log' ? known : undefined;
+        // Grown in place keeps what was read of it; replaced or cut short, it is read afresh.
+        const grown = !!previous && previous.key.ino === key.ino && key.size >= previous.key.size;
+        if (previous && !grown) this.logs.forget(p);
+        const head = grown ? previous.head : undefined;
+        this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(head ? { head } : {}) });
+        changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
+        // A listed log that grew changes no listed field, unless its first prompt may just have
+        // arrived; an orphan's mtime is its updated_at.
+        return !grown || !this.referenced.has(p) || head?.final === false;
       }
       case 'legacy': {
         const doc = await readJson(p, key);
@@ -331,9 +338,9 @@ export class SessionIndex {
   private async rebuild(): Promise<void> {
     const records = this.records();
     let views = this.merge(records);
-    const untitled = views.filter((v) => !v.title && v.log && this.needsHead(v.log));
+    const untitled = views.filter((v) => !v.title && v.log && this.needsHead(v.log)).map((v) => v.log!);
     if (untitled.length > 0) {
-      await eachLimited(untitled, IO_CONCURRENCY, (v) => this.readTitle(v.log!));
+      await this.readTitles(untitled);
       views = this.merge(records);
     }
     this.views = views;
@@ -348,27 +355,34 @@ export class SessionIndex {
     return !head || (!head.final && head.key.size !== known.key.size);
   }
 
-  private async readTitle(ref: LogRef): Promise<void> {
-    if (ref.kind === 'sqlite') {
-      const known = this.files.get(ref.db);
-      if (known?.role !== 'sqlite') return;
-      let prompt: string | undefined;
-      try {
-        prompt = sqliteFirstPrompt(ref.db, ref.sessionId);
-      } catch {
-        prompt = undefined;
-      }
-      known.prompts.set(ref.sessionId, prompt);
-      return;
-    }
-    const known = this.files.get(ref.path);
-    if (known?.role !== 'log') return;
+  /** First prompts: the first 64 KB of every log in one sliced pass, further only where needed. */
+  private async readTitles(refs: LogRef[]): Promise<void> {
+    const files = refs.flatMap((ref) => (ref.kind === 'file' ? [ref.path] : []));
+    const starts = await readStarts(files, QUICK_HEAD_BYTES);
+    await eachLimited(refs, IO_CONCURRENCY, async (ref) => {
+      if (ref.kind === 'sqlite') return this.readSqliteTitle(ref.db, ref.sessionId);
+      const known = this.files.get(ref.path);
+      if (known?.role !== 'log') return;
+      const start = starts.get(ref.path);
+      if (!start) return; // gone: the next change event says so
+      const format = STORE_FORMAT[known.store];
+      const prompt = promptIn(start.head, format);
+      if (prompt !== undefined) known.head = { prompt, final: true, key: known.key };
+      else if (start.stat.size <= QUICK_HEAD_BYTES) known.head = { final: false, key: known.key };
+      else known.head = { ...(await readHead(ref.path, format).catch(() => ({ final: false }))), key: known.key };
+    });
+  }
+
+  private readSqliteTitle(db: string, sessionId: string): void {
+    const known = this.files.get(db);
+    if (known?.role !== 'sqlite') return;
+    let prompt: string | undefined;
     try {
-      const head = await readHead(ref.path, STORE_FORMAT[known.store]);
-      known.head = { ...head, key: known.key };
+      prompt = sqliteFirstPrompt(db, sessionId);
     } catch {
-      // Gone or unreadable: the next change event retries.
+      prompt = undefined;
     }
+    known.prompts.set(sessionId, prompt);
   }
 
   private versionOf(ref: LogRef): LogVersion | undefined {

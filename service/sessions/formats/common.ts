@@ -54,15 +54,17 @@ export function isoTime(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Text of a content field: a string, or the text blocks of a block list joined. */
+/** Text of a content field: a string, or the non-empty text blocks of a block list joined. */
 export function textOf(content: unknown, textType = 'text'): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   const parts: string[] = [];
   for (const block of content) {
-    if (typeof block === 'string') parts.push(block);
-    else if (isObject(block) && block.type === textType && typeof block.text === 'string') parts.push(block.text);
-    else if (isObject(block) && block.type === 'image') parts.push('[image]');
+    if (typeof block === 'string') {
+      if (block) parts.push(block);
+    } else if (isObject(block) && block.type === textType && typeof block.text === 'string') {
+      if (block.text) parts.push(block.text);
+    } else if (isObject(block) && block.type === 'image') parts.push('[image]');
   }
   return parts.join('\n');
 }

@@ -1,6 +1,6 @@
 import type { LogEntry, Role } from '../types.js';
 import { isObject, isoTime, messageEntry, num, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
-import { looksWhole, startsWith, stringAt, topType } from './quick.js';
+import { eachElement, looksWhole, spanAt, spanIs, startsWith, topTypeSpan } from './quick.js';
 
 /**
  * runtimea (OpenClaw) transcript records: `<sessionId>.jsonl` lines (2026.7.1) and
@@ -89,24 +89,48 @@ function nestedTool(m: Json, id: string, time: string | undefined, ctx: LineCont
 
 const MESSAGE_ROLE = Buffer.from('"message":{"role":"');
 const MESSAGE_KEY = Buffer.from('"message":{');
+const ASSISTANT_CONTENT = Buffer.from('"message":{"role":"assistant","content":');
 const TOOL_CALL = Buffer.from('"type":"toolCall"');
+const TOOL_CALL_BLOCK = Buffer.from('{"type":"toolCall"');
+const TEXT_BLOCK = Buffer.from('{"type":"text","text":"');
+const IMAGE_BLOCK = Buffer.from('{"type":"image"');
+const ERROR_MESSAGE = Buffer.from('"errorMessage":"');
+const MESSAGE = Buffer.from('message');
+const USER = Buffer.from('user');
+const TOOL_RESULT = Buffer.from('toolResult');
+const ASSISTANT = Buffer.from('assistant');
 
 /** The roles a line yields, when that is certain without parsing it. */
 export function peekRuntimea(line: Buffer): Role[] | undefined {
   if (!looksWhole(line)) return undefined;
-  const type = topType(line);
+  const type = topTypeSpan(line);
   if (type === undefined) return undefined;
-  if (type !== 'message') return [];
+  if (!spanIs(line, type, MESSAGE)) return [];
   const at = line.indexOf(MESSAGE_KEY);
   if (at < 0 || !startsWith(line, MESSAGE_ROLE, at)) return undefined;
-  switch (stringAt(line, at + MESSAGE_ROLE.length)?.value) {
-    case 'user':
-      return ['user'];
-    case 'toolResult':
-      return ['tool'];
-    case 'assistant':
-      return line.includes(TOOL_CALL) ? undefined : ['assistant'];
-    default:
-      return undefined;
-  }
+  const role = spanAt(line, at + MESSAGE_ROLE.length);
+  if (!role) return undefined;
+  if (spanIs(line, role, USER)) return ['user'];
+  if (spanIs(line, role, TOOL_RESULT)) return ['tool'];
+  if (!spanIs(line, role, ASSISTANT)) return undefined;
+  if (!line.includes(TOOL_CALL)) return ['assistant'];
+  return startsWith(line, ASSISTANT_CONTENT, at) ? peekBlocks(line, at + ASSISTANT_CONTENT.length) : undefined;
+}
+
+/** An assistant record with tool calls: walks the content blocks without parsing them. */
+function peekBlocks(line: Buffer, contentAt: number): Role[] | undefined {
+  let calls = 0;
+  let text = false;
+  const ok = eachElement(line, contentAt, (start) => {
+    if (startsWith(line, TOOL_CALL_BLOCK, start)) calls++;
+    else if (startsWith(line, TEXT_BLOCK, start)) text ||= line[start + TEXT_BLOCK.length] !== 0x22;
+    else if (startsWith(line, IMAGE_BLOCK, start)) text = true;
+    else if (line[start] === 0x22) text ||= line[start + 1] !== 0x22;
+  });
+  if (!ok) return undefined;
+  // With no text, an error message would be shown instead: let the parser decide.
+  if (!text && calls > 0 && line.includes(ERROR_MESSAGE)) return undefined;
+  const roles: Role[] = text || calls === 0 ? ['assistant'] : [];
+  for (let i = 0; i < calls; i++) roles.push('tool');
+  return roles;
 }
