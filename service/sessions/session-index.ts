@@ -5,9 +5,9 @@ import type { Logger } from '../log.js';
 import { fileKey, sameKey, type FileKey } from './file-log.js';
 import { legacyMessages } from './formats/legacy.js';
 import { promptIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
-import { roleOf, STORE_FORMAT, type FileRole, type SessionRoots, type StoreName } from './layout.js';
+import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
 import { LogReader, type LogVersion } from './logs.js';
-import { mergeSessions, type SessionView } from './merge.js';
+import { mergeSessions, nonBlank, PRECEDENCE, type SessionView } from './merge.js';
 import { legacyRecord, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
 import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
 import { firstUserText } from './title.js';
@@ -48,6 +48,7 @@ export class SessionIndex {
   private referenced = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private built: Promise<void> = Promise.resolve();
+  private titled: Promise<void> = Promise.resolve();
   private readonly dirty = new Set<string>();
   private refreshScheduled = false;
   private watcher: SessionWatcher | undefined;
@@ -67,10 +68,12 @@ export class SessionIndex {
   start(): void {
     this.built = this.enqueue(async () => {
       const started = Date.now();
-      await this.refreshPaths(this.rootPaths());
+      // Titles that need a log's first lines come right after, off the first answer's path.
+      await this.refreshPaths(this.rootPaths(), { deferTitles: true });
       this.log.info({ sessions: this.views.length, ms: Date.now() - started }, 'session index built');
     });
-    void this.built.then(() => {
+    this.titled = this.built.then(() => this.enqueue(() => this.rebuild()));
+    void this.titled.then(() => {
       if (this.closed) return;
       this.warmCounts();
       if (!this.options.watch) return;
@@ -100,11 +103,22 @@ export class SessionIndex {
     return this.byId.get(id);
   }
 
-  /** Case-insensitive substring match on titles. */
+  /** Case-insensitive substring match on titles (once every title is known). */
   async search(q: string): Promise<SessionView[]> {
-    await this.current();
+    await this.titled;
     const needle = q.toLowerCase();
     return this.views.filter((v) => v.titleKey.includes(needle));
+  }
+
+  /**
+   * Gives a session whose title is still to come from its log's first prompt that title now
+   * (the first page right after start-up, before the background pass has read every head).
+   */
+  async ensureTitle(view: SessionView): Promise<void> {
+    if (view.title || !view.log || !this.needsHead(view.log)) return;
+    await this.readTitles([view.log]);
+    const prompt = this.merge(view.records)[0];
+    if (prompt?.title) Object.assign(view, { title: prompt.title, titleKey: prompt.titleKey });
   }
 
   /** The message count of a session's log: cached, else counted now (and cached). */
@@ -156,14 +170,14 @@ export class SessionIndex {
     return this.queue;
   }
 
-  private async refreshPaths(paths: string[]): Promise<void> {
+  private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     const changes: LogChange[] = [];
     let structural = false;
     await eachLimited(paths, IO_CONCURRENCY, async (p) => {
       if (await this.applyPath(p, changes)) structural = true;
     });
-    if (structural) await this.rebuild();
+    if (structural) await this.rebuild(options);
     if (changes.length > 0) {
       for (const listener of this.listeners) listener(changes);
       this.warmFrom = 0;
@@ -199,20 +213,32 @@ export class SessionIndex {
     } catch {
       return;
     }
-    await Promise.all(
-      entries.map(async (entry) => {
-        const child = path.join(dir, entry.name);
-        const role = roleOf(this.roots, child);
-        if (!role) return;
-        const isDir = entry.isDirectory() || (entry.isSymbolicLink() && (await stat(child).then((s) => s.isDirectory(), () => false)));
-        if (role.type === 'dir') {
-          if (isDir) await this.walk(child, found);
-        } else if (!isDir && !(role.type === 'sqlite' && child !== role.db)) {
-          found.set(role.type === 'sqlite' ? role.db : child, role);
-        }
-      }),
-    );
+    const below: Array<Promise<void>> = [];
+    for (const entry of entries) {
+      const child = path.join(dir, entry.name);
+      const role = roleOf(this.roots, child);
+      if (!role) continue;
+      if (entry.isSymbolicLink()) below.push(this.walkLink(child, role, found));
+      else if (role.type === 'dir') {
+        if (entry.isDirectory()) below.push(this.walk(child, found));
+      } else if (!entry.isDirectory()) this.found(child, role, found);
+    }
+    await Promise.all(below);
   }
+
+  private async walkLink(child: string, role: PathRole, found: Map<string, FileRole>): Promise<void> {
+    const isDir = await stat(child).then((s) => s.isDirectory(), () => false);
+    if (role.type === 'dir') {
+      if (isDir) await this.walk(child, found);
+    } else if (!isDir) this.found(child, role, found);
+  }
+
+  /** The SQLite store is known by its main file (its -wal only signals changes). */
+  private found(child: string, role: FileRole, found: Map<string, FileRole>): void {
+    if (role.type !== 'sqlite') found.set(child, role);
+    else if (child === role.db) found.set(role.db, role);
+  }
+
 
   /** `known`: the file's stat when the caller has it (null: it is gone), else it is taken here. */
   private async applyFile(p: string, role: FileRole, changes: LogChange[], known?: Stats | null): Promise<boolean> {
@@ -324,7 +350,7 @@ export class SessionIndex {
   private merge(records: SourceRecord[]): SessionView[] {
     return mergeSessions({
       records,
-      logExists: (ref) => ref.kind === 'sqlite' || this.files.has(ref.path),
+      logExists: (ref) => this.logExists(ref),
       firstPrompt: (ref) => {
         if (ref.kind === 'sqlite') return (this.files.get(ref.db) as Extract<Known, { role: 'sqlite' }> | undefined)?.prompts.get(ref.sessionId);
         const known = this.files.get(ref.path);
@@ -334,17 +360,19 @@ export class SessionIndex {
     });
   }
 
-  /** Merges every source; reads the first lines of logs whose session still needs a title. */
-  private async rebuild(): Promise<void> {
+  /** Reads the first lines of logs whose session has no title in any index, then merges every source. */
+  private async rebuild(options: { deferTitles?: boolean } = {}): Promise<void> {
     const records = this.records();
-    let views = this.merge(records);
-    const untitled = views.filter((v) => !v.title && v.log && this.needsHead(v.log)).map((v) => v.log!);
-    if (untitled.length > 0) {
-      await this.readTitles(untitled);
-      views = this.merge(records);
-    }
+    const titled = titledIds(records);
+    const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.logExists(r.log) && this.needsHead(r.log) ? [r.log] : []));
+    if (untitled.length > 0 && !options.deferTitles) await this.readTitles(untitled);
+    const views = this.merge(records);
     this.views = views;
     this.byId = new Map(views.map((v) => [v.id, v]));
+  }
+
+  private logExists(ref: LogRef): boolean {
+    return ref.kind === 'sqlite' || this.files.has(ref.path);
   }
 
   private needsHead(ref: LogRef): boolean {
@@ -394,21 +422,39 @@ export class SessionIndex {
   private warmCounts(): void {
     if (this.warming || this.closed) return;
     this.warming = true;
+    const started = Date.now();
+    let counted = 0;
     void (async () => {
       try {
         while (!this.closed) {
-          const view = this.views.slice(this.warmFrom).find((v) => v.log && this.logs.cachedCount(v.log, this.versionOf(v.log)) === undefined);
-          if (!view) break;
-          this.warmFrom = Math.max(this.warmFrom, this.views.indexOf(view));
-          await this.messageCount(view).catch(() => undefined);
-          this.warmFrom++;
-          await new Promise((resolve) => setImmediate(resolve));
+          const views = this.views;
+          let i = this.warmFrom;
+          while (i < views.length && !(views[i]!.log && this.logs.cachedCount(views[i]!.log!, this.versionOf(views[i]!.log!)) === undefined)) i++;
+          if (i >= views.length) break;
+          this.warmFrom = i + 1;
+          await this.messageCount(views[i]!).catch(() => undefined);
+          counted++;
         }
+        if (counted > 0 && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
       } finally {
         this.warming = false;
       }
     })();
   }
+
+}
+
+/** Ids whose title comes from an index: the owning record's title, or a project index's. */
+function titledIds(records: readonly SourceRecord[]): Set<string> {
+  const owners = new Map<string, SourceRecord>();
+  const titled = new Set<string>();
+  for (const r of records) {
+    const owner = owners.get(r.id);
+    if (!owner || PRECEDENCE.indexOf(r.source) < PRECEDENCE.indexOf(owner.source)) owners.set(r.id, r);
+    if (r.source === 'project' && nonBlank(r.title)) titled.add(r.id);
+  }
+  for (const [id, owner] of owners) if (nonBlank(owner.title)) titled.add(id);
+  return titled;
 }
 
 async function readJson(file: string, key: FileKey): Promise<unknown> {

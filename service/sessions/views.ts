@@ -5,6 +5,7 @@ import type { SessionIndex } from './session-index.js';
 import type { Session } from './types.js';
 
 export async function sessionOf(index: SessionIndex, view: SessionView): Promise<Session> {
+  await index.ensureTitle(view);
   return {
     session_id: view.id,
     title: view.title,
