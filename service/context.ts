@@ -36,6 +36,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     sessions: new SessionIndex(
       { runtimea: config.paths.runtimeaDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
       log,
+      { countsFile: config.paths.sessionCountsFile },
     ),
     startedAt: new Date(),
     port: state.port,

@@ -6,6 +6,7 @@ import { fileKey, sameKey, type FileKey } from './file-log.js';
 import { legacyMessages } from './formats/legacy.js';
 import { promptIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
 import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
+import { CountStore } from './count-store.js';
 import { LogReader, type LogVersion } from './logs.js';
 import { mergeSessions, nonBlank, PRECEDENCE, type SessionView } from './merge.js';
 import { legacyRecord, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
@@ -58,16 +59,21 @@ export class SessionIndex {
   private readonly listeners = new Set<(changes: LogChange[]) => void>();
   private sqliteWarned = false;
 
+  private readonly counts: CountStore | undefined;
+
   constructor(
     readonly roots: SessionRoots,
     private readonly log: Logger,
-    private readonly options: { watch: boolean } = { watch: true },
-  ) {}
+    private readonly options: { watch?: boolean; countsFile?: string } = {},
+  ) {
+    this.counts = options.countsFile ? new CountStore(options.countsFile, this.logs.files, log) : undefined;
+  }
 
   /** Builds the index off the request path, then starts watching. */
   start(): void {
     this.built = this.enqueue(async () => {
       const started = Date.now();
+      await this.counts?.load();
       // Titles that need a log's first lines come right after, off the first answer's path.
       await this.refreshPaths(this.rootPaths(), { deferTitles: true });
       this.log.info({ sessions: this.views.length, ms: Date.now() - started }, 'session index built');
@@ -76,7 +82,7 @@ export class SessionIndex {
     void this.titled.then(() => {
       if (this.closed) return;
       this.warmCounts();
-      if (!this.options.watch) return;
+      if (this.options.watch === false) return;
       this.watcher = watchSessions(this.roots, (paths) => this.markDirty(paths), this.log);
       // Whatever changed between the first walk and the watches being in place.
       void this.watcher.ready.then(() => this.markDirty(this.rootPaths()));
@@ -158,6 +164,7 @@ export class SessionIndex {
     this.closed = true;
     await this.watcher?.close();
     await this.queue.catch(() => undefined);
+    await this.counts?.close();
   }
 
   private rootPaths(): string[] {
