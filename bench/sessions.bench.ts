@@ -39,6 +39,14 @@ async function latencies(service: ChildService, target: string): Promise<number[
   return times;
 }
 
+/** One request, with the service's peak RSS growth while it ran. */
+async function withRss(service: ChildService, target: string): Promise<{ ms: number; body: any; rssGrowth: string }> {
+  const before = rssOf(service.pid);
+  const rss = sampleRss(service.pid);
+  const [ms, body] = await timed(() => ok(service, target));
+  return { ms, body, rssGrowth: `${((rss.stop() - before) / MB).toFixed(1)} MB` };
+}
+
 async function waitFor(service: ChildService, pattern: RegExp): Promise<RegExpExecArray> {
   for (;;) {
     const match = pattern.exec(service.output());
@@ -94,11 +102,8 @@ try {
   const service = await startChildService({ home: bigHome });
   try {
     // The first request that needs the log's count: nothing was counted before it.
-    const before = rssOf(service.pid);
-    const rss = sampleRss(service.pid);
-    const [firstMs, page] = await timed(() => ok(service, `/api/messages/${id}?limit=50`));
-    const peak = rss.stop();
-    row('newest page, first call (counts the log)', `${firstMs.toFixed(0)} ms; ${page.total.toLocaleString('en')} messages; RSS +${((peak - before) / MB).toFixed(1)} MB`);
+    const { ms: firstMs, body: page, rssGrowth } = await withRss(service, `/api/messages/${id}?limit=50`);
+    row('newest page, first call (counts the log)', `${firstMs.toFixed(0)} ms; ${page.total.toLocaleString('en')} messages; RSS +${rssGrowth}`);
     row(`newest page, later calls (${ROUNDS})`, figures(await latencies(service, `/api/messages/${id}?limit=50`)));
     row('page at offset total/2 (from a checkpoint)', figures(await latencies(service, `/api/messages/${id}?offset=${Math.floor(page.total / 2)}&limit=50`)));
     const rand = random(5);
@@ -111,11 +116,8 @@ try {
   // The count was saved on shutdown: after a restart the first call reads the end only.
   const again = await startChildService({ home: bigHome });
   try {
-    const before = rssOf(again.pid);
-    const rss = sampleRss(again.pid);
-    const [ms, body] = await timed(() => ok(again, `/api/messages/${id}?limit=50`));
-    const peak = rss.stop();
-    row('after a restart: first call (count saved)', `${ms.toFixed(1)} ms; ${body.total.toLocaleString('en')} messages; RSS +${((peak - before) / MB).toFixed(1)} MB`);
+    const { ms, body, rssGrowth } = await withRss(again, `/api/messages/${id}?limit=50`);
+    row('after a restart: first call (count saved)', `${ms.toFixed(1)} ms; ${body.total.toLocaleString('en')} messages; RSS +${rssGrowth}`);
   } finally {
     await again.stop();
   }
