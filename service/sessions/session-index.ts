@@ -162,7 +162,13 @@ export class SessionIndex {
     });
     if (structural) await this.rebuild(options);
     if (changes.length > 0) {
-      for (const listener of this.listeners) listener(changes);
+      for (const listener of this.listeners) {
+        try {
+          listener(changes);
+        } catch (err) {
+          this.log.warn({ err: String(err) }, 'session change listener failed');
+        }
+      }
       this.warmFrom = 0;
       this.warmCounts();
     }
