@@ -56,9 +56,12 @@ export interface Config {
     registryFile: string;
     defaultEnvFile: string;
     stateFile: string;
+    /** Message counts of big session logs, kept across restarts. */
+    sessionCountsFile: string;
     cliaSpace: string;
     /** CODEX_HOME of every clib process the service starts: codex's auth.json lives here. */
     codexHome: string;
+    clibSpace: string;
     uploads: string;
   }>;
 }
@@ -139,8 +142,10 @@ export function loadConfig(env: Env = process.env): Config {
       registryFile: path.join(runtimeaDir, 'runtimea.json'),
       defaultEnvFile: path.join(runtimeaDir, '.env'),
       stateFile: path.join(home, '.space-state', 'state.json'),
+      sessionCountsFile: path.join(home, '.space-state', 'session-counts.json'),
       cliaSpace: path.join(home, 'clia-space'),
       codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),
+      clibSpace: path.join(home, 'clib-space'),
       uploads: path.join(home, 'uploads'),
     }),
   });

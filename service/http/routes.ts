@@ -10,6 +10,7 @@ import { filesRoutes } from '../files/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
+import { sessionRoutes } from '../sessions/routes.js';
 import { statusRoutes } from '../status/routes.js';
 
 /** Every feature's router, in one list: the map from the spec's sections to code. */
@@ -26,5 +27,6 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     channelRoutes(ctx),
     filesRoutes(ctx),
     chatRoutes(ctx),
+    sessionRoutes(ctx),
   ];
 }
