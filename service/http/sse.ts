@@ -54,12 +54,14 @@ export class SseStream {
   /** Writes one frame; resolves once the socket can take more. False if the stream is gone. */
   async send(frame: SseFrame): Promise<boolean> {
     if (this.closed) return false;
-    const accepted = this.res.write(formatFrame(frame));
-    this.armHeartbeat();
+    // The cap is on what a slow reader left unread before this frame: one large frame (a
+    // long text delta) to a reader that keeps up must go out whole, not cut the stream.
     if (this.res.writableLength > (this.options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED)) {
       this.close();
       return false;
     }
+    const accepted = this.res.write(formatFrame(frame));
+    this.armHeartbeat();
     if (!accepted) await this.drained();
     return !this.closed;
   }

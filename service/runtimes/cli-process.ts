@@ -1,4 +1,4 @@
-import { createInterface, type Interface } from 'node:readline';
+import { boundedLines } from '../process/bounded-lines.js';
 import type { ExitStatus, OwnedProcess, Supervisor } from '../process/supervisor.js';
 
 /**
@@ -27,6 +27,8 @@ export interface CliStart {
   args: readonly string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Told the size of each stdout line dropped for being over MAX_LINE_BYTES. */
+  onDroppedLine?: (bytes: number) => void;
 }
 
 const STDERR_TAIL = 8 * 1024;
@@ -35,15 +37,16 @@ const STRAY_WRITER_QUIET_MS = 2000;
 
 /** Starts the program; rejects when it cannot be started at all (ENOENT, EACCES). */
 export async function startCliProcess(supervisor: Supervisor, start: CliStart): Promise<CliProcess> {
-  const owned = await supervisor.spawn({ ...start, stdio: ['ignore', 'pipe', 'pipe'] });
+  const owned = await supervisor.spawn({ command: start.command, args: start.args, cwd: start.cwd, env: start.env, stdio: ['ignore', 'pipe', 'pipe'] });
   const { child } = owned;
   let stderr = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-STDERR_TAIL);
   });
-  const lines = createInterface({ input: child.stdout!, crlfDelay: Infinity });
-  void owned.exited.then(() => endAfterExit(owned, lines));
+  // Bounded: a program printing without newlines must not grow the service without limit.
+  const lines = boundedLines(child.stdout!, undefined, start.onDroppedLine);
+  void owned.exited.then(() => endAfterExit(owned));
   let graceTimer: NodeJS.Timeout | undefined;
   return {
     pid: owned.pid,
@@ -70,16 +73,15 @@ export async function startCliProcess(supervisor: Supervisor, start: CliStart): 
  * keeps up, nothing is buffered and nothing has arrived for a while, never earlier (that
  * would drop unread lines).
  */
-async function endAfterExit(owned: OwnedProcess, lines: Interface): Promise<void> {
+async function endAfterExit(owned: OwnedProcess): Promise<void> {
   const stdout = owned.child.stdout!;
   let lastData = Date.now();
   stdout.on('data', () => (lastData = Date.now()));
   await owned.stop();
   const check = (): void => {
     if (stdout.readableEnded || stdout.destroyed) return;
-    if (!stdout.isPaused() && stdout.readableLength === 0 && Date.now() - lastData >= STRAY_WRITER_QUIET_MS) {
-      lines.close();
-      stdout.destroy();
+    if (stdout.readableLength === 0 && Date.now() - lastData >= STRAY_WRITER_QUIET_MS) {
+      stdout.destroy(); // ends the line reader
       return;
     }
     setTimeout(check, STRAY_WRITER_QUIET_MS).unref();

@@ -13,6 +13,8 @@ import { runCliaTurn } from './turn.js';
  * session. The service's own store is ~/clia-space/<agent_id>/sessions/.
  */
 export const DEFAULT_AGENT_ID = 'default';
+/** The prompt is one argv element, and Linux caps one at 128 KiB with its NUL (MAX_ARG_STRLEN). */
+export const MAX_PROMPT_BYTES = 128 * 1024 - 1;
 
 export function createCliaRuntime(ctx: ServiceContext): Runtime {
   const store = new CliSessionStore(ctx.config.paths.cliaSpace, 'clia_code');
@@ -31,6 +33,7 @@ async function prepare(ctx: ServiceContext, store: CliSessionStore, request: Tur
   const { binding } = await loadManifest(ctx.config.paths.manifests, 'clia_code');
   const sessionId = request.sessionId ?? randomUUID();
   const prompt = request.skill ? `${binding.skill_prefix ?? '/'}${request.skill} ${request.text}` : request.text;
+  if (Buffer.byteLength(prompt) > MAX_PROMPT_BYTES) throw new HttpError(413, `Message too long: clia_code takes at most ${MAX_PROMPT_BYTES} bytes`);
   const plan = {
     ctx,
     store,

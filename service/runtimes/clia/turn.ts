@@ -84,7 +84,8 @@ async function* attempt(
   }
   let proc: CliProcess;
   try {
-    proc = await startCliProcess(plan.ctx.supervisor, { command: plan.ctx.config.bins.clia, args, cwd, env });
+    const onDroppedLine = (bytes: number): void => plan.ctx.log.warn({ bytes, session: plan.sessionId }, 'clia output line over the size limit dropped');
+    proc = await startCliProcess(plan.ctx.supervisor, { command: plan.ctx.config.bins.clia, args, cwd, env, onDroppedLine });
   } catch (err) {
     yield { type: 'error', message: startFailure(err as NodeJS.ErrnoException, plan.ctx.config.bins.clia) };
     return 'ended';
