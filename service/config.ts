@@ -56,6 +56,8 @@ export interface Config {
     registryFile: string;
     defaultEnvFile: string;
     stateFile: string;
+    /** The process groups the service owns, so a start after a crash can stop them. */
+    childrenFile: string;
     /** Message counts of big session logs, kept across restarts. */
     sessionCountsFile: string;
     cliaSpace: string;
@@ -142,6 +144,7 @@ export function loadConfig(env: Env = process.env): Config {
       registryFile: path.join(runtimeaDir, 'runtimea.json'),
       defaultEnvFile: path.join(runtimeaDir, '.env'),
       stateFile: path.join(home, '.space-state', 'state.json'),
+      childrenFile: path.join(home, '.space-state', 'children.json'),
       sessionCountsFile: path.join(home, '.space-state', 'session-counts.json'),
       cliaSpace: path.join(home, 'clia-space'),
       codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),

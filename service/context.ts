@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { Host } from './host.js';
 import { SseRegistry } from './http/sse.js';
 import type { Logger } from './log.js';
+import { ChildRecords } from './process/child-records.js';
 import { Supervisor } from './process/supervisor.js';
 import type { AgentName, Runtime } from './runtimes/runtime.js';
 import { SessionIndex } from './sessions/session-index.js';
@@ -49,7 +50,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     config,
     host,
     log,
-    supervisor: new Supervisor(log),
+    supervisor: new Supervisor(log, new ChildRecords(config.paths.childrenFile, log)),
     streams: new SseRegistry(),
     auth,
     upstream,

@@ -9,6 +9,8 @@ import { buildApp } from './http/app.js';
 import { featureRouters } from './http/routes.js';
 import { createLogger, type Logger } from './log.js';
 import { createRuntimes } from './runtimes/registry.js';
+import { reapRecordedChildren } from './process/child-records.js';
+import { livePidsInGroup, stopProcessGroup } from './process/supervisor.js';
 import { flushWrites } from './stores/atomic.js';
 
 export interface ServiceOptions {
@@ -43,6 +45,8 @@ export function createService(options: ServiceOptions): Service {
   const listen = async (): Promise<{ url: string; port: number }> => {
     // Spec: a sign-in handed over at launch is consumed before the first request is served.
     await consumeAtStartup(ctx);
+    // Programs an earlier run started and could not stop (it was killed) are stopped first.
+    await reapRecordedChildren(options.config.paths.childrenFile, log, (pgid) => stopProcessGroup(pgid, 3000), livePidsInGroup);
     const s = createServer(app);
     // Uploads of 100 MB on a slow disk must not be cut by Node's 5-minute default;
     // SSE responses are long-lived by design.

@@ -4,6 +4,7 @@ import { constants as osConstants } from 'node:os';
 import { createRequire } from 'node:module';
 import type { IPty } from 'node-pty';
 import type { Logger } from '../log.js';
+import type { ChildRecords } from './child-records.js';
 import { which } from './which.js';
 
 /**
@@ -55,7 +56,11 @@ const DEFAULT_GRACE_MS = 3000;
 export class Supervisor {
   private readonly owned = new Set<OwnedGroup>();
 
-  constructor(private readonly log: Logger) {}
+  /** `records`: where owned groups are written down, so a restart after a crash can stop them. */
+  constructor(
+    private readonly log: Logger,
+    private readonly records?: ChildRecords,
+  ) {}
 
   get size(): number {
     return this.owned.size;
@@ -119,21 +124,26 @@ export class Supervisor {
 
   private adopt(pid: number, exited: Promise<ExitStatus>): OwnedGroup {
     let stopping: Promise<void> | undefined;
+    const forget = (): void => {
+      if (this.owned.delete(owned)) this.records?.remove(pid);
+    };
     const owned: OwnedGroup = {
       pid,
       exited,
-      stop: (graceMs = DEFAULT_GRACE_MS) => (stopping ??= stopGroup(pid, graceMs).finally(() => this.owned.delete(owned))),
+      stop: (graceMs = DEFAULT_GRACE_MS) => (stopping ??= stopProcessGroup(pid, graceMs).finally(forget)),
     };
     this.owned.add(owned);
+    this.records?.add(pid);
     // The leader is gone but its group may live on; keep it owned until the group is empty.
     void exited.then(() => {
-      if (!groupAlive(pid)) this.owned.delete(owned);
+      if (!groupAlive(pid)) forget();
     });
     return owned;
   }
 }
 
-async function stopGroup(pgid: number, graceMs: number): Promise<void> {
+/** SIGTERM to the group, SIGKILL to what is left after `graceMs`, then wait (bounded) for it to be empty. */
+export async function stopProcessGroup(pgid: number, graceMs: number): Promise<void> {
   signalGroup(pgid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
   while (groupAlive(pgid) && Date.now() < deadline) await sleep(25);

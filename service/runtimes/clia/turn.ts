@@ -36,7 +36,6 @@ type Attempt = 'ended' | 'session-not-found';
  */
 export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
   const { ctx, store } = plan;
-  if (plan.isNew) yield { type: 'session', sessionId: plan.sessionId };
   const cwd = path.join(ctx.config.projectsRoot, plan.agentId);
   let env: Record<string, string>;
   try {
@@ -53,6 +52,9 @@ export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal): Asy
   let native = plan.nativeSessionId;
   await record(plan, cwd, { nativeSessionId: native, start: true });
   transcript.add(userLine(plan.prompt, native));
+  // A session the client is told about is on disk first: a crash right after cannot lose it.
+  await transcript.flush();
+  if (plan.isNew) yield { type: 'session', sessionId: plan.sessionId };
   try {
     let resume = !plan.isNew;
     const args = (): string[] => fillArgs(resume ? (plan.binding.resume_args ?? plan.binding.args) : plan.binding.args, { prompt: plan.prompt, session_id: native });

@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import { readFile, unlink } from 'node:fs/promises';
+import type { Logger } from '../log.js';
+import { writeFileAtomically } from '../stores/atomic.js';
+
+/**
+ * The process groups the service owns, on disk, so that a service killed without warning
+ * (kill -9, a crash, power to the app cut) does not leave its agent programs running: the
+ * next start stops every group still recorded. Each record names the group's leader by pid,
+ * start time and boot, so a pid the kernel has since given to an unrelated process is never
+ * signalled. Linux only (/proc); elsewhere nothing is recorded.
+ */
+export interface ChildRecord {
+  pgid: number;
+  /** The leader's start time, in clock ticks since boot (/proc/<pid>/stat field 22). */
+  start: string;
+  boot: string;
+}
+
+const LINUX = process.platform === 'linux';
+
+export class ChildRecords {
+  private readonly live = new Map<number, ChildRecord>();
+  private writing: Promise<void> | undefined;
+  private dirty = false;
+
+  constructor(
+    private readonly file: string,
+    private readonly log: Logger,
+  ) {}
+
+  add(pgid: number): void {
+    const start = startTimeOf(pgid);
+    const boot = bootId();
+    if (!LINUX || start === undefined || boot === undefined) return;
+    this.live.set(pgid, { pgid, start, boot });
+    this.save();
+  }
+
+  remove(pgid: number): void {
+    if (this.live.delete(pgid)) this.save();
+  }
+
+  /** Resolves once what is recorded on disk matches the groups owned now. */
+  async flushed(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  /** One write at a time; changes made meanwhile go out in the next one. */
+  private save(): void {
+    this.dirty = true;
+    if (this.writing) return;
+    this.writing = (async () => {
+      while (this.dirty) {
+        this.dirty = false;
+        await writeFileAtomically(this.file, `${JSON.stringify([...this.live.values()])}\n`, { mode: 0o600, dirMode: 0o700 }).catch((err: unknown) =>
+          this.log.warn({ err: String(err) }, 'could not record the child process groups'),
+        );
+      }
+    })().finally(() => (this.writing = undefined));
+  }
+}
+
+/**
+ * Stops every group an earlier run of the service recorded and did not stop (it was killed
+ * or crashed), then forgets them. A group counts as that run's only if its leader is the
+ * same process (pid, start time, boot), or the leader is gone but the group lives on (a
+ * pid is never reused while a process group still carries it).
+ */
+export async function reapRecordedChildren(file: string, log: Logger, stopGroup: (pgid: number) => Promise<void>, membersOf: (pgid: number) => number[]): Promise<number> {
+  if (!LINUX) return 0;
+  let records: ChildRecord[];
+  try {
+    records = JSON.parse(await readFile(file, 'utf8')) as ChildRecord[];
+  } catch {
+    return 0; // no file (a clean stop), or one cut short: nothing trustworthy to act on
+  }
+  const boot = bootId();
+  let reaped = 0;
+  for (const record of Array.isArray(records) ? records : []) {
+    if (!Number.isInteger(record?.pgid) || record.pgid <= 1 || record.boot !== boot) continue;
+    const leader = startTimeOf(record.pgid);
+    const ours = leader === undefined ? membersOf(record.pgid).length > 0 : leader === record.start;
+    if (!ours) continue;
+    log.warn({ pgid: record.pgid }, 'stopping a process group left running by an earlier run of the service');
+    await stopGroup(record.pgid);
+    reaped++;
+  }
+  await unlink(file).catch(() => undefined);
+  return reaped;
+}
+
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
+    return fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+let boot: string | undefined;
+function bootId(): string | undefined {
+  try {
+    return (boot ??= readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+}
