@@ -25,7 +25,11 @@ export interface TurnUsage {
  */
 export type RuntimeEvent =
   | { type: 'session'; sessionId: string; notice?: string }
-  | { type: 'text'; text: string }
+  /**
+   * A piece of model text. `sessionId` is set by runtimes whose stream carries the session
+   * id on every text delta (runtimea, per the spec); others leave it out.
+   */
+  | { type: 'text'; text: string; sessionId?: string }
   | { type: 'tool-call'; id: string; name: string; input: unknown }
   | { type: 'tool-result'; id: string; output: unknown; isError?: boolean }
   | { type: 'usage'; usage: TurnUsage }
