@@ -26,6 +26,8 @@ export interface RecordedRequest {
   threadId: string | undefined;
   userText: string;
   hasToolOutput: boolean;
+  /** The input_tokens this fake reported for the request (body length / 4). */
+  inputTokens: number;
 }
 
 export interface FakeResponses {
@@ -66,6 +68,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: FakeRe
     threadId: header(req, 'thread-id'),
     userText: lastUserText(input),
     hasToolOutput: input.some((i) => i.type === 'function_call_output'),
+    inputTokens: Math.ceil(raw.length / 4),
   };
   requests.push(record);
   const keyOk = !options.apiKey || req.headers.authorization === `Bearer ${options.apiKey}`;
@@ -82,7 +85,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: FakeRe
     const text = record.hasToolOutput ? `The command ran. Its output was:\n\n${lastToolOutput(input)}` : `Hello from fake-openai. You said: ${record.userText}`;
     await sse.message(text);
   }
-  await sse.complete(Math.ceil(raw.length / 4));
+  await sse.complete(record.inputTokens);
 }
 
 interface InputItem {
