@@ -6,6 +6,7 @@ import type { ServiceContext } from '../context.js';
 import { filesRoutes } from '../files/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
+import { runtimeaRoutes } from '../runtimes/runtimea/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
 import { statusRoutes } from '../status/routes.js';
 
@@ -19,6 +20,7 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     configRoutes(ctx),
     onboardingRoutes(ctx),
     channelRoutes(ctx),
+    runtimeaRoutes(ctx),
     filesRoutes(ctx),
   ];
 }
