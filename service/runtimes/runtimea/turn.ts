@@ -46,6 +46,7 @@ export interface RuntimeaDeps {
 
 const ROW_WAIT_MS = 20_000;
 const ROW_POLL_MS = 100;
+const RETRY_AFTER_MS = 1000;
 
 export class RuntimeaTurn {
   readonly queue = new EventQueue<RuntimeEvent>();
@@ -113,7 +114,15 @@ export class RuntimeaTurn {
       return { type: 'error', message: `The runtimea gateway is not available: ${(err as Error).message}` };
     }
     if (this.aborted) return { type: 'done', finishReason: 'aborted' };
-    const response = await this.post(endpoint);
+    let response: IncomingMessage;
+    try {
+      response = await this.post(endpoint);
+    } catch (err) {
+      // A gateway that just crashed may still look running for a moment: ask again once.
+      if (this.aborted || (err as { code?: string }).code !== 'ECONNREFUSED') throw err;
+      await new Promise((r) => setTimeout(r, RETRY_AFTER_MS));
+      response = await this.post(await this.deps.endpoint());
+    }
     if (!this.resolved) void this.pollRow();
     if (response.statusCode !== 200) return { type: 'error', message: refusalMessage(response.statusCode ?? 0, await readBody(response)) };
     const outcome = await this.consume(response);
@@ -143,7 +152,7 @@ export class RuntimeaTurn {
     const send = url.protocol === 'https:' ? httpsRequest : request;
     return new Promise((resolve, reject) => {
       const req = send(url, { method: 'POST', headers, agent: false, signal: this.controller.signal }, resolve);
-      req.on('error', (err) => reject(this.aborted ? err : new Error(`The runtimea gateway could not be reached at ${endpoint.url}: ${err.message}`)));
+      req.on('error', (err) => reject(this.aborted ? err : Object.assign(new Error(`The runtimea gateway could not be reached at ${endpoint.url}: ${err.message}`), { code: (err as NodeJS.ErrnoException).code })));
       req.end(body);
     });
   }
