@@ -28,6 +28,12 @@ export interface Config {
   readonly logLevel: string;
   /** Largest JSON request body, in bytes. */
   readonly jsonLimitBytes: number;
+  /** How long a bootstrap CLI may take to show its URL or code, or to answer a submitted code. */
+  readonly bootstrapStepTimeoutMs: number;
+  /** How long a started bootstrap flow (setup-token, device auth) waits for the user. */
+  readonly bootstrapSessionTtlMs: number;
+  /** Issuer the clib device login talks to (codex's hidden --experimental_issuer); undefined: codex's own. */
+  readonly clibIssuer: string | undefined;
   readonly bins: Readonly<{
     clia: string;
     clib: string;
@@ -56,6 +62,8 @@ export interface Config {
     defaultEnvFile: string;
     stateFile: string;
     cliaSpace: string;
+    /** CODEX_HOME of every clib process the service starts: codex's auth.json lives here. */
+    codexHome: string;
     uploads: string;
   }>;
 }
@@ -72,11 +80,11 @@ export function loadConfig(env: Env = process.env): Config {
     host: parseLoopbackHost(env.SPACE_HOST),
     port: parsePort(env.SPACE_PORT),
     home,
-    upstreamUrl: nonEmpty(env.SPACE_UPSTREAM_URL)?.replace(/\/+$/, ''),
+    upstreamUrl: parseHttpUrl(env.SPACE_UPSTREAM_URL, 'SPACE_UPSTREAM_URL'),
     apiKey: nonEmpty(env.SPACE_API_KEY),
     authSessionId: nonEmpty(env.SPACE_AUTH_SESSION_ID),
     pollToken: nonEmpty(env.SPACE_POLL_TOKEN),
-    projectsRoot: expandHome(env.SPACE_PROJECTS_ROOT, home) ?? path.join(home, 'space-projects'),
+    projectsRoot: expandHome(env.SPACE_PROJECTS_ROOT, home, 'SPACE_PROJECTS_ROOT') ?? path.join(home, 'space-projects'),
     agentName: env.AGENT_NAME || 'runtimea',
     activeAgentId: nonEmpty(env.SPACE_ACTIVE_AGENT),
     localModelUrl: parseLoopbackUrl(env.SPACE_LOCALMODEL_URL),
@@ -86,6 +94,9 @@ export function loadConfig(env: Env = process.env): Config {
     token: nonEmpty(env.SPACE_TOKEN),
     logLevel: env.SPACE_LOG_LEVEL || 'info',
     jsonLimitBytes: 16 * 1024 * 1024,
+    bootstrapStepTimeoutMs: parsePositiveInt(env.SPACE_BOOTSTRAP_STEP_TIMEOUT_MS, 'SPACE_BOOTSTRAP_STEP_TIMEOUT_MS', 60_000),
+    bootstrapSessionTtlMs: parsePositiveInt(env.SPACE_BOOTSTRAP_SESSION_TTL_MS, 'SPACE_BOOTSTRAP_SESSION_TTL_MS', 900_000),
+    clibIssuer: parseHttpUrl(env.SPACE_CLIB_ISSUER, 'SPACE_CLIB_ISSUER'),
     bins: Object.freeze({
       clia: env.SPACE_CLIA_BIN || 'claude',
       clib: env.SPACE_CLIB_BIN || 'codex',
@@ -96,7 +107,7 @@ export function loadConfig(env: Env = process.env): Config {
     runtimea: Object.freeze({
       node: nonEmpty(env.SPACE_RUNTIMEA_NODE),
       port: parsePort(env.SPACE_RUNTIMEA_PORT, 18789, 'SPACE_RUNTIMEA_PORT'),
-      gatewayUrl: parseGatewayUrl(env.SPACE_RUNTIMEA_GATEWAY_URL),
+      gatewayUrl: parseHttpUrl(env.SPACE_RUNTIMEA_GATEWAY_URL, 'SPACE_RUNTIMEA_GATEWAY_URL'),
       gatewayToken: nonEmpty(env.SPACE_RUNTIMEA_GATEWAY_TOKEN),
       stateDir: expandHome(env.OPENCLAW_STATE_DIR, home, 'OPENCLAW_STATE_DIR') ?? runtimeaDir,
     }),
@@ -109,6 +120,7 @@ export function loadConfig(env: Env = process.env): Config {
       defaultEnvFile: path.join(runtimeaDir, '.env'),
       stateFile: path.join(home, '.space-state', 'state.json'),
       cliaSpace: path.join(home, 'clia-space'),
+      codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),
       uploads: path.join(home, 'uploads'),
     }),
   });
@@ -124,7 +136,7 @@ function resolveHome(value: string | undefined): string {
   }
 }
 
-function expandHome(value: string | undefined, home: string, name = 'SPACE_PROJECTS_ROOT'): string | undefined {
+function expandHome(value: string | undefined, home: string, name: string): string | undefined {
   if (!value) return undefined;
   const expanded = value === '~' ? home : value.startsWith('~/') ? path.join(home, value.slice(2)) : value;
   if (!path.isAbsolute(expanded)) throw new ConfigError(`${name} must be absolute, got ${value}`);
@@ -160,15 +172,22 @@ function parsePort(value: string | undefined, fallback = 5002, name = 'SPACE_POR
   return port;
 }
 
-function parseGatewayUrl(value: string | undefined): string | undefined {
+function parsePositiveInt(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive integer, got ${value}`);
+  return n;
+}
+
+function parseHttpUrl(value: string | undefined, name: string): string | undefined {
   if (!value) return undefined;
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigError(`SPACE_RUNTIMEA_GATEWAY_URL is not a URL: ${value}`);
+    throw new ConfigError(`${name} is not a URL: ${value}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`SPACE_RUNTIMEA_GATEWAY_URL must be http(s), got ${value}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got ${value}`);
   return value.replace(/\/+$/, '');
 }
 

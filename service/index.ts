@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
+import { consumeAtStartup } from './auth/startup.js';
 import type { Config } from './config.js';
 import { createContext, type ServiceContext, type Stage } from './context.js';
 import type { Host } from './host.js';
@@ -36,6 +37,8 @@ export function createService(options: ServiceOptions): Service {
   const app = buildApp(ctx, [...featureRouters(ctx), ...(options.extraRoutes?.(ctx) ?? [])]);
 
   const listen = async (): Promise<{ url: string; port: number }> => {
+    // Spec: a sign-in handed over at launch is consumed before the first request is served.
+    await consumeAtStartup(ctx);
     const s = createServer(app);
     // Uploads of 100 MB on a slow disk must not be cut by Node's 5-minute default;
     // SSE responses are long-lived by design.

@@ -1,5 +1,7 @@
 import type { Router } from 'express';
 import { agentRoutes } from '../agents/routes.js';
+import { authRoutes } from '../auth/routes.js';
+import { bootstrapRoutes } from '../bootstrap/routes.js';
 import { channelRoutes } from '../channels/routes.js';
 import { configRoutes } from '../config-api/routes.js';
 import type { ServiceContext } from '../context.js';
@@ -15,6 +17,8 @@ export function featureRouters(ctx: ServiceContext): Router[] {
   return [
     statusRoutes(ctx),
     lifecycleRoutes(ctx),
+    authRoutes(ctx),
+    bootstrapRoutes(ctx),
     agentRoutes(ctx),
     secretsRoutes(ctx),
     configRoutes(ctx),

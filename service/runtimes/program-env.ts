@@ -2,11 +2,13 @@ import type { Config } from '../config.js';
 import { activeEnvStore } from '../secrets/active-env.js';
 
 /**
- * The environment of a runtime's real program: the service's own environment (so CODEX_HOME,
- * OPENCLAW_STATE_DIR, PATH and proxies pass through), HOME as the service resolved it, the
- * manifest's fixed defaults, and each credential of the active env file under the name the
- * program reads (manifest `env`: PROVB_API_KEY -> CODEX_API_KEY, ...). Empty values are not
- * passed; a value in the env file wins over the same variable inherited from the service.
+ * The environment of a runtime's real program: the service's own environment (PATH, proxies,
+ * locale, OPENCLAW_* pass through) without the service's own SPACE_* settings (the upstream
+ * key and the launch token must not reach an agent whose tools can read its environment),
+ * HOME as the service resolved it, the manifest's fixed defaults, and each credential of the
+ * active env file under the name the program reads (manifest `env`: PROVB_API_KEY ->
+ * CODEX_API_KEY, ...). Empty values are not passed; a value in the env file wins over the
+ * same variable inherited from the service.
  */
 export interface EnvBinding {
   env: Record<string, string>;
@@ -20,5 +22,6 @@ export async function programEnv(config: Config, binding: EnvBinding, base: Node
     const target = Object.hasOwn(binding.env, key) ? binding.env[key] : undefined;
     if (target && value) fromFile[target] = value;
   }
-  return { ...base, HOME: config.home, ...binding.env_defaults, ...fromFile };
+  const inherited = Object.fromEntries(Object.entries(base).filter(([key]) => !key.startsWith('SPACE_')));
+  return { ...inherited, HOME: config.home, ...binding.env_defaults, ...fromFile };
 }

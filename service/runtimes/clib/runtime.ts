@@ -19,6 +19,8 @@ import { ClibTurn, type TurnPlan } from './turn.js';
  *
  * Working directory: ~/space-projects/<agent_id>/ (created when missing; agent id `default`
  * when none was given), or on a resume the directory the session's index entry holds.
+ * CODEX_HOME is the service's (SPACE_CODEX_HOME, default ~/clib-space/.codex), where the clib
+ * device login keeps auth.json.
  */
 export const CLIB_DEFAULT_AGENT = 'default';
 const TITLE_MAX = 80;
@@ -63,7 +65,7 @@ export class ClibRuntime implements Runtime {
   private async newPlan(request: TurnRequest): Promise<TurnPlan> {
     const agentId = request.agentId || CLIB_DEFAULT_AGENT;
     const cwd = path.join(this.ctx.config.projectsRoot, agentId);
-    if (!/^[A-Za-z0-9._-]{1,128}$/.test(agentId) || agentId === '.' || agentId === '..') throw new HttpError(400, 'agent_id must be a project folder name');
+    if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/.test(agentId)) throw new HttpError(400, 'agent_id must be a project folder name');
     await mkdir(cwd, { recursive: true });
     return { sessionId: randomUUID(), agentId, isNew: true, cwd, ...this.prompt(request) };
   }
@@ -93,7 +95,8 @@ export class ClibRuntime implements Runtime {
       store: this.store,
       projectsRoot: config.projectsRoot,
       command: config.bins.clib,
-      env: await programEnv(config, manifest.binding),
+      // The CODEX_HOME the device login wrote auth.json to (SPACE_CODEX_HOME).
+      env: { ...(await programEnv(config, manifest.binding)), CODEX_HOME: config.paths.codexHome },
       clientVersion: packageInfo(config.paths.appRoot).version,
     };
   }

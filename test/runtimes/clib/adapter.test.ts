@@ -17,6 +17,8 @@ let svc: TestService;
 let runtime: ClibRuntime;
 
 beforeAll(async () => {
+  // A service secret in the service's own environment must not reach the agent.
+  process.env.SPACE_API_KEY = 'upstream-secret-of-the-service';
   svc = await startService({ env: { SPACE_CLIB_BIN: FAKE_CODEX } });
   await mkdir(path.join(svc.home, '.runtimea'), { recursive: true });
   await writeFile(path.join(svc.home, '.runtimea', '.env'), 'PROVB_API_KEY=sk-provb-from-env-file\n');
@@ -73,7 +75,7 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
     const [start] = await requestsOf('thread/start');
     expect(start.params).toEqual({ cwd: path.join(svc.home, 'space-projects', 'proj-a'), approvalPolicy: 'never', sandbox: 'workspace-write' });
     const spawned = (await fakeLog()).find((e) => e.argv);
-    expect(spawned).toMatchObject({ argv: ['app-server'], cwd: path.join(svc.home, 'space-projects', 'proj-a'), apiKey: 'sk-provb-from-env-file' });
+    expect(spawned).toMatchObject({ argv: ['app-server'], cwd: path.join(svc.home, 'space-projects', 'proj-a'), apiKey: 'sk-provb-from-env-file', codexHome: path.join(svc.home, 'clib-space', '.codex'), spaceVars: [] });
     await noOrphans();
   });
 
@@ -114,7 +116,7 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
   it('a thread codex lost ends in a readable error', async () => {
     const turn = await runtime.prepare({ text: 'first', agentId: 'proj-lost' });
     await collect(turn.run(new AbortController().signal));
-    await rm(path.join(svc.home, '.codex', 'fake-threads.json'));
+    await rm(path.join(svc.home, 'clib-space', '.codex', 'fake-threads.json'));
     const events = await collect((await runtime.prepare({ text: 'again', sessionId: turn.sessionId! })).run(new AbortController().signal));
     expect(events).toEqual([{ type: 'error', message: expect.stringMatching(/^Codex has no record of this session's thread .* cannot be resumed; start a new one\. Codex said: no rollout found/) }]);
     await noOrphans();

@@ -23,8 +23,9 @@ describe.skipIf(!codex)('clib with the real codex', () => {
   beforeAll(async () => {
     fake = await startFakeResponses({ apiKey: 'sk-provb-real-lane', slowMs: 20_000 });
     svc = await startService({ env: { SPACE_CLIB_BIN: codex } });
-    await mkdir(path.join(svc.home, '.codex'), { recursive: true });
-    await writeFile(path.join(svc.home, '.codex', 'config.toml'), codexConfigToml(fake.url));
+    const codexHome = svc.service.ctx.config.paths.codexHome;
+    await mkdir(codexHome, { recursive: true });
+    await writeFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
     await mkdir(path.join(svc.home, '.runtimea'), { recursive: true });
     await writeFile(path.join(svc.home, '.runtimea', '.env'), 'PROVB_API_KEY=sk-provb-real-lane\n');
     runtime = new ClibRuntime(svc.service.ctx);

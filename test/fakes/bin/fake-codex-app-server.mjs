@@ -25,7 +25,7 @@ const codexHome = process.env.CODEX_HOME ?? path.join(home, '.codex');
 const threadsFile = path.join(codexHome, 'fake-threads.json');
 
 const log = (entry) => appendFileSync(logFile, `${JSON.stringify({ pid: process.pid, ...entry })}\n`);
-log({ argv: process.argv.slice(2), cwd: process.cwd(), apiKey: process.env.CODEX_API_KEY ?? null });
+log({ argv: process.argv.slice(2), cwd: process.cwd(), apiKey: process.env.CODEX_API_KEY ?? null, codexHome: process.env.CODEX_HOME ?? null, spaceVars: Object.keys(process.env).filter((k) => k.startsWith('SPACE_')) });
 
 if (process.argv[2] !== 'app-server') {
   process.stderr.write(`fake codex: only app-server is replayed, got ${process.argv.slice(2).join(' ')}\n`);
