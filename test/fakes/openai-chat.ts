@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from './loopback-server.js';
 
 /**
  * A loopback stand-in for an OpenAI Chat Completions provider (`POST /v1/chat/completions`,
@@ -62,16 +62,11 @@ export async function startFakeChat(options: { gapMs?: number } = {}): Promise<F
     await send({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model, choices: [], usage: { prompt_tokens: promptTokens + cached, completion_tokens: completion, total_tokens: promptTokens + cached + completion, prompt_tokens_details: { cached_tokens: cached } } });
     res.end('data: [DONE]\n\n');
   }
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }
 

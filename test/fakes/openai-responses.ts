@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { listenOnLoopback } from './loopback-server.js';
 
 /**
  * A loopback stand-in for the OpenAI Responses API (`POST /v1/responses`, SSE), speaking the
@@ -39,16 +39,11 @@ export interface FakeResponses {
 export async function startFakeResponses(options: FakeResponsesOptions = {}): Promise<FakeResponses> {
   const requests: RecordedRequest[] = [];
   const server = createServer((req, res) => void handle(req, res, options, requests));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }
 

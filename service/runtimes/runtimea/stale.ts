@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { groupAlive } from '../../process/supervisor.js';
+import { stopGroup } from '../../process/supervisor.js';
 import { writeFileAtomically } from '../../stores/atomic.js';
 
 /**
@@ -50,25 +50,8 @@ export function isGatewayProcess(pid: number): boolean {
 }
 
 /** Stops a stale gateway's process group: SIGTERM, then SIGKILL after `graceMs`. */
-export async function stopStaleGateway(pid: number, graceMs = 5000): Promise<void> {
-  signal(pid, 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (groupAlive(pid) && Date.now() < deadline) await sleep(50);
-  if (groupAlive(pid)) signal(pid, 'SIGKILL');
-  const hard = Date.now() + 2000;
-  while (groupAlive(pid) && Date.now() < hard) await sleep(50);
-}
-
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, sig);
-  } catch {
-    try {
-      process.kill(pid, sig);
-    } catch {
-      // already gone
-    }
-  }
+export function stopStaleGateway(pid: number, graceMs = 5000): Promise<void> {
+  return stopGroup(pid, graceMs);
 }
 
 export type PortHolder = 'free' | 'openclaw' | 'other';
@@ -116,8 +99,4 @@ export function getJson(url: string, timeoutMs: number): Promise<{ status: numbe
     req.on('error', () => resolve(undefined));
     req.end();
   });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

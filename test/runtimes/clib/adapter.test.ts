@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livePidsInGroup } from '../../../service/process/supervisor.js';
 import { ClibRuntime } from '../../../service/runtimes/clib/runtime.js';
-import type { RuntimeEvent } from '../../../service/runtimes/runtime.js';
+import { collect, textOf } from '../../helpers/events.js';
 import { startService, type TestService } from '../../helpers/service.js';
 
 /**
@@ -26,15 +26,6 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function collect(events: AsyncIterable<RuntimeEvent>, onEvent?: (e: RuntimeEvent) => void): Promise<RuntimeEvent[]> {
-  const out: RuntimeEvent[] = [];
-  for await (const event of events) {
-    out.push(event);
-    onEvent?.(event);
-  }
-  return out;
-}
-
 async function fakeLog(): Promise<any[]> {
   const text = await readFile(path.join(svc.home, 'fake-codex.log.jsonl'), 'utf8').catch(() => '');
   return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -47,10 +38,6 @@ async function requestsOf(method: string): Promise<any[]> {
 async function noOrphans(): Promise<void> {
   const pids = [...new Set((await fakeLog()).map((e) => e.pid as number))];
   for (const pid of pids) expect(livePidsInGroup(pid), `group ${pid}`).toEqual([]);
-}
-
-function textOf(events: RuntimeEvent[]): string {
-  return events.map((e) => (e.type === 'text' ? e.text : '')).join('');
 }
 
 async function transcript(agentId: string, sessionId: string): Promise<any[]> {

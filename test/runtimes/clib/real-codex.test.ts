@@ -5,6 +5,7 @@ import { ClibRuntime } from '../../../service/runtimes/clib/runtime.js';
 import type { RuntimeEvent } from '../../../service/runtimes/runtime.js';
 import { codexConfigToml } from '../../fakes/codex-config.js';
 import { startFakeResponses, type FakeResponses } from '../../fakes/openai-responses.js';
+import { textOf } from '../../helpers/events.js';
 import { realProgram } from '../../helpers/programs.js';
 import { startService, type TestService } from '../../helpers/service.js';
 
@@ -50,7 +51,6 @@ describe.skipIf(!codex)('clib with the real codex', () => {
     return { sessionId: turn.sessionId!, events };
   }
 
-  const text = (events: RuntimeEvent[]) => events.map((e) => (e.type === 'text' ? e.text : '')).join('');
 
   let first: string;
 
@@ -58,7 +58,7 @@ describe.skipIf(!codex)('clib with the real codex', () => {
     const { sessionId, events } = await run('Say hello');
     first = sessionId;
     expect(events[0]).toEqual({ type: 'session', sessionId });
-    expect(text(events)).toBe('Hello from fake-openai. You said: Say hello');
+    expect(textOf(events)).toBe('Hello from fake-openai. You said: Say hello');
     expect(events.filter((e) => e.type === 'text').length).toBeGreaterThan(1);
     expect(events.at(-2)).toMatchObject({ type: 'usage', usage: { model: 'gpt-5.5' } });
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
@@ -68,7 +68,7 @@ describe.skipIf(!codex)('clib with the real codex', () => {
   it('resume: codex continues the same thread (the model receives it as the same thread id)', async () => {
     const thread = (await runtime.store.find(first))!.entry.nativeSessionId;
     const { events } = await run('Say hello again', { sessionId: first });
-    expect(text(events)).toBe('Hello from fake-openai. You said: Say hello again');
+    expect(textOf(events)).toBe('Hello from fake-openai. You said: Say hello again');
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
     expect(fake.requests.at(-1)!.threadId).toBe(thread);
     const usage = events.find((e) => e.type === 'usage') as Extract<RuntimeEvent, { type: 'usage' }>;
@@ -81,7 +81,7 @@ describe.skipIf(!codex)('clib with the real codex', () => {
     const { events } = await run('[[shell]] Run a shell command and tell me the output');
     expect(events.find((e) => e.type === 'tool-call')).toMatchObject({ name: 'command_execution', input: { command: expect.stringContaining('echo hello-from-tool') } });
     expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ output: { output: 'hello-from-tool\n', exit_code: 0 }, isError: false });
-    expect(text(events)).toContain('hello-from-tool');
+    expect(textOf(events)).toContain('hello-from-tool');
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
   });
 
@@ -89,7 +89,7 @@ describe.skipIf(!codex)('clib with the real codex', () => {
     const { sessionId, events } = await run('[[slow]] take your time', { abortAfterSession: 1500 });
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'aborted' });
     const { events: after } = await run('Are you there?', { sessionId });
-    expect(text(after)).toBe('Hello from fake-openai. You said: Are you there?');
+    expect(textOf(after)).toBe('Hello from fake-openai. You said: Are you there?');
     const lines = (await readFile(runtime.store.transcriptFile('real', sessionId), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
     expect(lines.map((l) => l.type)).toContain('turn.failed');
   });

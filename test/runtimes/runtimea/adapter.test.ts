@@ -4,9 +4,9 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livePidsInGroup } from '../../../service/process/supervisor.js';
-import type { RuntimeEvent } from '../../../service/runtimes/runtime.js';
 import { runtimeaGateway } from '../../../service/runtimes/runtimea/instance.js';
 import { RuntimeaRuntime } from '../../../service/runtimes/runtimea/runtime.js';
+import { collect, textOf } from '../../helpers/events.js';
 import { startService, type TestService } from '../../helpers/service.js';
 
 /**
@@ -29,21 +29,10 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function collect(events: AsyncIterable<RuntimeEvent>, onEvent?: (e: RuntimeEvent) => void): Promise<RuntimeEvent[]> {
-  const out: RuntimeEvent[] = [];
-  for await (const event of events) {
-    out.push(event);
-    onEvent?.(event);
-  }
-  return out;
-}
-
 async function chats(): Promise<any[]> {
   const text = await readFile(path.join(stateDir(), 'fake-openclaw.log.jsonl'), 'utf8').catch(() => '');
   return text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((e) => e.chat).map((e) => e.chat);
 }
-
-const textOf = (events: RuntimeEvent[]) => events.map((e) => (e.type === 'text' ? e.text : '')).join('');
 
 async function settings(value: object): Promise<void> {
   await writeFile(path.join(stateDir(), 'fake-openclaw.json'), JSON.stringify(value));

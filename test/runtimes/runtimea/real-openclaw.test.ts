@@ -9,6 +9,7 @@ import { runtimeaGateway } from '../../../service/runtimes/runtimea/instance.js'
 import { RuntimeaRuntime } from '../../../service/runtimes/runtimea/runtime.js';
 import { startFakeChat, type FakeChat } from '../../fakes/openai-chat.js';
 import { openclawConfig } from '../../fakes/openclaw-config.js';
+import { textOf } from '../../helpers/events.js';
 import { realProgram } from '../../helpers/programs.js';
 import { startService, type TestService } from '../../helpers/service.js';
 
@@ -55,7 +56,6 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
     return { sessionId: turn.sessionId, events };
   }
 
-  const text = (events: RuntimeEvent[]) => events.map((e) => (e.type === 'text' ? e.text : '')).join('');
   let first: string;
 
   it('status: the service started it; it is reachable and ready, on loopback', async () => {
@@ -68,7 +68,7 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
     expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
     first = sessionId!;
     expect(events[0]).toEqual({ type: 'session', sessionId });
-    expect(text(events)).toBe('Fake reply #1: you said "hello there"');
+    expect(textOf(events)).toBe('Fake reply #1: you said "hello there"');
     expect(events.filter((e) => e.type === 'text').every((e) => (e as { sessionId?: string }).sessionId === sessionId)).toBe(true);
     expect(events.at(-2)).toMatchObject({ type: 'usage', usage: { model: 'fake-model', costUsd: expect.any(Number) } });
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
@@ -82,14 +82,14 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
   it('resume: the same session continues', async () => {
     const { sessionId, events } = await run('second message', { sessionId: first });
     expect(sessionId).toBe(first);
-    expect(text(events)).toBe('Fake reply #2: you said "second message"');
+    expect(textOf(events)).toBe('Fake reply #2: you said "second message"');
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
     expect(await runtime.hasSession(first)).toBe(true);
   }, 60_000);
 
   it('tool turn: the agent runs its own tool, the final text comes back', async () => {
     const { events } = await run('please USE_TOOL to list the workspace', { sessionId: first });
-    expect(text(events)).toMatch(/^Tool ls returned: /);
+    expect(textOf(events)).toMatch(/^Tool ls returned: /);
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
   }, 60_000);
 
@@ -109,7 +109,7 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
       .toBe('killed');
     // OpenClaw keeps the cancelled prompt and hands it to the next turn as context.
     const again = await run('are you there', { sessionId: sessionId! });
-    expect(text(again.events)).toMatch(/^Fake reply #\d+: you said "\[Queued user message from a previous active turn[^]*answer slowly SLOW_8S please[^]*are you there"$/);
+    expect(textOf(again.events)).toMatch(/^Fake reply #\d+: you said "\[Queued user message from a previous active turn[^]*answer slowly SLOW_8S please[^]*are you there"$/);
     expect(again.events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
   }, 90_000);
 });
