@@ -25,10 +25,7 @@ export interface TurnUsage {
  */
 export type RuntimeEvent =
   | { type: 'session'; sessionId: string; notice?: string }
-  /**
-   * A piece of model text. `sessionId` is set by runtimes whose stream carries the session
-   * id on every text delta (runtimea, per the spec); others leave it out.
-   */
+  /** `sessionId` when the runtime's deltas carry it on the wire (spec: runtimea's do). */
   | { type: 'text'; text: string; sessionId?: string }
   | { type: 'tool-call'; id: string; name: string; input: unknown }
   | { type: 'tool-result'; id: string; output: unknown; isError?: boolean }
@@ -64,6 +61,11 @@ export interface PreparedTurn {
    * `done {finishReason: 'aborted'}`.
    */
   run(signal: AbortSignal): AsyncIterable<RuntimeEvent>;
+  /**
+   * The turn will never run (aborted before its stream opened, or never opened in time):
+   * release whatever `prepare` holds. Optional; `run` and `discard` are never both called.
+   */
+  discard?(): void;
 }
 
 export interface Runtime {

@@ -50,7 +50,8 @@ export class RuntimeaRuntime implements Runtime {
     const header = `space-${randomUUID()}`;
     const turn = new RuntimeaTurn(this.deps(), this.plan(request, agent, header, `agent:${agent}:${header}`, undefined, modelOverride)).start();
     const sessionId = await turn.sessionIdWithin(ROW_WAIT_MS);
-    return { sessionId, run: (signal) => this.bind(turn, signal) };
+    // The turn is already running upstream: a stream that is never opened cancels it.
+    return { sessionId, run: (signal) => this.bind(turn, signal), discard: () => turn.abort() };
   }
 
   close(): Promise<void> {

@@ -118,6 +118,13 @@ describe('runtimea adapter (gateway double replaying recorded streams)', () => {
     await expect.poll(async () => JSON.parse((await stored(turn.sessionId!)) ?? '{}').status).toBe('killed');
   });
 
+  it('a new turn whose stream is never opened (discarded) is cancelled upstream', async () => {
+    const turn = await runtime.prepare({ text: '[[hang]] never read' });
+    expect(turn.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    turn.discard!();
+    await expect.poll(async () => JSON.parse((await stored(turn.sessionId!)) ?? '{}').status).toBe('killed');
+  });
+
   it('a reader that leaves does not cancel the run: the upstream request stays open until [DONE]', async () => {
     const turn = await runtime.prepare({ text: 'leave early', agentId: 'proj-leave' });
     for await (const event of turn.run(new AbortController().signal)) if (event.type === 'text') break;
