@@ -28,6 +28,12 @@ export interface Config {
   readonly logLevel: string;
   /** Largest JSON request body, in bytes. */
   readonly jsonLimitBytes: number;
+  /**
+   * The environment the service was started with (what `loadConfig` read), minus the
+   * service's own secrets: what child programs inherit, with HOME set to `home`.
+   */
+  readonly childEnv: Env;
+  readonly connectors: Readonly<ConnectorsConfig>;
   readonly bins: Readonly<{
     clia: string;
     clib: string;
@@ -49,6 +55,36 @@ export interface Config {
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
+
+/** The connectors' files and remote endpoints (README, "Connectors"). */
+export interface ConnectorsConfig {
+  /** The token file holding the codehost, deployhost and agenthost tokens. */
+  tokenFile: string;
+  /** The one sync-tool (rclone) config file every drive remote lives in. */
+  syncToolConfig: string;
+  /** Lifetime of a drive OAuth session (spec: 600 s). */
+  driveSessionTtlMs: number;
+  /** Base of the code host's REST API (GitHub's, or `https://HOST/api/v3` for an Enterprise host). */
+  codehostApiUrl: string;
+  /** The host the code-host CLI logs in to (`gh auth login --hostname`). */
+  codehostHost: string;
+  /** The code-host CLI's config dir (GH_CONFIG_DIR): its token cache file lives there. */
+  codehostCliConfigDir: string;
+  /** Lifetime of a code-host device session (GitHub's device codes last 900 s). */
+  codehostDeviceTtlMs: number;
+  /** Issuer of the deploy host's OAuth authorization server (RFC 8414 discovery). */
+  deployhostIssuer: string | undefined;
+  /** A pre-registered client id; without it the service registers itself (RFC 7591). */
+  deployhostClientId: string | undefined;
+  deployhostScopes: readonly string[];
+  /** Where a deploy-host token is checked and the user read; default: the server's userinfo endpoint. */
+  deployhostUserUrl: string | undefined;
+  /** Where an agent-host token is checked (GET with the bearer); none: tokens are stored unchecked. */
+  agenthostValidateUrl: string | undefined;
+}
+
+/** Variables of the service itself that no child program may inherit. */
+const SERVICE_SECRETS = ['SPACE_API_KEY', 'SPACE_TOKEN', 'SPACE_POLL_TOKEN', 'SPACE_AUTH_SESSION_ID'];
 
 export class ConfigError extends Error {}
 
@@ -74,6 +110,8 @@ export function loadConfig(env: Env = process.env): Config {
     token: nonEmpty(env.SPACE_TOKEN),
     logLevel: env.SPACE_LOG_LEVEL || 'info',
     jsonLimitBytes: 16 * 1024 * 1024,
+    childEnv: Object.freeze(childEnvOf(env, home)),
+    connectors: Object.freeze(connectorsConfig(env, home)),
     bins: Object.freeze({
       clia: env.SPACE_CLIA_BIN || 'claude',
       clib: env.SPACE_CLIB_BIN || 'codex',
@@ -95,6 +133,42 @@ export function loadConfig(env: Env = process.env): Config {
   });
 }
 
+function connectorsConfig(env: Env, home: string): ConnectorsConfig {
+  const stateDir = path.join(home, '.space-state');
+  return {
+    tokenFile: path.join(stateDir, 'connectors.json'),
+    syncToolConfig: syncToolConfig(env, home),
+    driveSessionTtlMs: parsePositive(env, 'SPACE_DRIVE_SESSION_TTL_MS', 600_000),
+    codehostApiUrl: parseUrl(env, 'SPACE_CODEHOST_API_URL') ?? 'https://api.github.com',
+    codehostHost: parseHostname(env.SPACE_CODEHOST_HOST),
+    codehostCliConfigDir: expandHome(env.SPACE_CODEHOST_CLI_CONFIG_DIR, home, 'SPACE_CODEHOST_CLI_CONFIG_DIR') ?? path.join(stateDir, 'codehost-cli'),
+    codehostDeviceTtlMs: parsePositive(env, 'SPACE_CODEHOST_DEVICE_TTL_MS', 900_000),
+    deployhostIssuer: parseUrl(env, 'SPACE_DEPLOYHOST_ISSUER'),
+    deployhostClientId: nonEmpty(env.SPACE_DEPLOYHOST_CLIENT_ID),
+    deployhostScopes: (env.SPACE_DEPLOYHOST_SCOPES ?? '').split(/[\s,]+/).filter(Boolean),
+    deployhostUserUrl: parseUrl(env, 'SPACE_DEPLOYHOST_USER_URL'),
+    agenthostValidateUrl: parseUrl(env, 'SPACE_AGENTHOST_VALIDATE_URL'),
+  };
+}
+
+/** SPACE_SYNC_TOOL_CONFIG, else rclone's own choice (RCLONE_CONFIG, then its XDG default). */
+function syncToolConfig(env: Env, home: string): string {
+  const own = expandHome(env.SPACE_SYNC_TOOL_CONFIG, home, 'SPACE_SYNC_TOOL_CONFIG');
+  if (own) return own;
+  if (env.RCLONE_CONFIG && path.isAbsolute(env.RCLONE_CONFIG)) return env.RCLONE_CONFIG;
+  const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
+  return path.join(xdg, 'rclone', 'rclone.conf');
+}
+
+function childEnvOf(env: Env, home: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && !SERVICE_SECRETS.includes(key)) out[key] = value;
+  }
+  out.HOME = home;
+  return out;
+}
+
 function resolveHome(value: string | undefined): string {
   const home = value || os.homedir();
   if (!path.isAbsolute(home)) throw new ConfigError(`HOME must be absolute, got ${home}`);
@@ -105,10 +179,10 @@ function resolveHome(value: string | undefined): string {
   }
 }
 
-function expandHome(value: string | undefined, home: string): string | undefined {
+function expandHome(value: string | undefined, home: string, name = 'SPACE_PROJECTS_ROOT'): string | undefined {
   if (!value) return undefined;
   const expanded = value === '~' ? home : value.startsWith('~/') ? path.join(home, value.slice(2)) : value;
-  if (!path.isAbsolute(expanded)) throw new ConfigError(`SPACE_PROJECTS_ROOT must be absolute, got ${value}`);
+  if (!path.isAbsolute(expanded)) throw new ConfigError(`${name} must be absolute, got ${value}`);
   return path.resolve(expanded);
 }
 
@@ -146,6 +220,34 @@ function parseHour(value: string | undefined): number {
   const hour = Number(value);
   if (!Number.isInteger(hour) || hour < 0 || hour > 23) throw new ConfigError(`USAGE_SYNC_HOUR_UTC must be 0-23, got ${value}`);
   return hour;
+}
+
+function parsePositive(env: Env, name: string, fallback: number): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive integer, got ${value}`);
+  return n;
+}
+
+/** An http(s) URL without a trailing slash, or undefined when unset. */
+function parseUrl(env: Env, name: string): string | undefined {
+  const raw = nonEmpty(env[name]);
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a URL: ${raw}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError(`${name} must be an http(s) URL, got ${raw}`);
+  return raw.replace(/\/+$/, '');
+}
+
+function parseHostname(value: string | undefined): string {
+  const host = value || 'github.com';
+  if (!/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?$/.test(host)) throw new ConfigError(`SPACE_CODEHOST_HOST is not a host name: ${host}`);
+  return host;
 }
 
 function parseOrigins(value: string | undefined): string[] {

@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import { agentRoutes } from '../agents/routes.js';
 import { channelRoutes } from '../channels/routes.js';
 import { configRoutes } from '../config-api/routes.js';
+import { connectorRoutes } from '../connectors/routes.js';
 import type { ServiceContext } from '../context.js';
 import { filesRoutes } from '../files/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
@@ -20,5 +21,6 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     onboardingRoutes(ctx),
     channelRoutes(ctx),
     filesRoutes(ctx),
+    ...connectorRoutes(ctx),
   ];
 }
