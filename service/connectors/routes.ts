@@ -1,8 +1,11 @@
 import type { Router } from 'express';
 import type { ServiceContext } from '../context.js';
+import { ConnectorTokenStore } from '../stores/connector-tokens.js';
+import { codehostRoutes } from './codehost/routes.js';
 import { driveRoutes } from './drives/routes.js';
 
-/** Every connector's router (spec: Connectors). */
+/** Every connector's router (spec: Connectors), over one token file. */
 export function connectorRoutes(ctx: ServiceContext): Router[] {
-  return [driveRoutes(ctx)];
+  const tokens = new ConnectorTokenStore(ctx.config.connectors.tokenFile);
+  return [driveRoutes(ctx), codehostRoutes(ctx, tokens)];
 }
