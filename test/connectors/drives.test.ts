@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getOnce } from '../../service/connectors/drives/listener.js';
 import { portIsFree } from '../../service/connectors/drives/port.js';
 import { which } from '../../service/process/which.js';
 import { startFakeGraph, type FakeGraph } from '../fakes/graph.js';
@@ -68,10 +69,25 @@ async function providerRedirect(authUrl: string): Promise<URL> {
   return location;
 }
 
-/** The user's browser: follows the provider's redirect back to rclone's listener. */
+/**
+ * The user's browser: follows the provider's redirect back to rclone's listener, on a fresh
+ * connection (each flow's rclone is a new server on the same port). rclone at times closes
+ * the connection right after taking the code instead of answering: that is rclone's page,
+ * not ours, so only the session's status is asserted.
+ */
+async function browserReturns(authUrl: string): Promise<number | 'hung up'> {
+  const redirect = (await providerRedirect(authUrl)).toString();
+  return getOnce(redirect, 10_000).then(
+    (res) => res.status,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ECONNRESET') throw err;
+      return 'hung up';
+    },
+  );
+}
+
 async function browserApproves(authUrl: string): Promise<void> {
-  const res = await fetch(await providerRedirect(authUrl));
-  expect(res.status).toBe(200);
+  expect([200, 'hung up']).toContain(await browserReturns(authUrl));
 }
 
 async function waitFor(drive: string, id: string, status: string): Promise<Record<string, unknown>> {
@@ -223,8 +239,7 @@ describe('drive connectors with the real rclone', () => {
     const { id, authUrl } = await startFlow('drivea', { name: 'denied' });
     fake.deny = true;
     try {
-      const res = await fetch(await providerRedirect(authUrl));
-      expect(res.status).toBe(400);
+      expect([400, 'hung up']).toContain(await browserReturns(authUrl));
     } finally {
       fake.deny = false;
     }

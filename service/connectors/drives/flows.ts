@@ -2,6 +2,7 @@ import { createInterface } from 'node:readline';
 import { HttpError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { BACKEND_TYPE, OAUTH_PORT, type DriveConnector } from './kinds.js';
+import { getOnce } from './listener.js';
 import { failureLine, parseAuthLink, parseAuthorizeToken } from './output.js';
 import { portIsFree } from './port.js';
 import { RemoteWriteError, type Rclone } from './rclone.js';
@@ -17,6 +18,7 @@ import { parseSubmittedCode } from './submit-input.js';
 const UNKNOWN = 'unknown or expired session';
 const BUSY = 'concurrent OAuth flow running';
 const SUBMIT_SETTLE_MS = 30_000;
+const DELIVERY_GRACE_MS = 2000;
 const MAX_STDOUT = 64 * 1024;
 
 export class DriveFlows {
@@ -77,9 +79,12 @@ export class DriveFlows {
     try {
       await deliverCode(session.oauthState, parsed.code);
     } catch (err) {
-      session.submitting = false;
-      if (session.current() === 'completed') return;
-      throw new HttpError(502, `The sync tool did not take the code: ${(err as Error).message}`);
+      // rclone at times closes the connection right after taking the code; its log tells.
+      await Promise.race([session.settled, delay(DELIVERY_GRACE_MS)]);
+      if (!session.codeTaken && session.current() === 'awaiting_oauth') {
+        session.submitting = false;
+        throw new HttpError(502, `The sync tool did not take the code: ${(err as Error).message}`);
+      }
     }
     await Promise.race([session.settled, delay(SUBMIT_SETTLE_MS)]);
     if (session.current() === 'error') throw new HttpError(502, session.error!);
@@ -96,14 +101,18 @@ export class DriveFlows {
   private async expire(session: DriveSession): Promise<void> {
     if (!this.sessions.has(session.id)) return;
     session.end();
-    this.sessions.delete(session.id);
+    // Forgotten once its child is gone, so a 404 means nothing is left running.
     await this.stopChild(session);
+    this.sessions.delete(session.id);
     this.log.info({ connector: session.connector, session_id: session.id }, 'drive oauth session expired');
   }
 
   /** Stops rclone (its whole group) and frees the port before returning. */
   private async stopChild(session: DriveSession): Promise<void> {
     await session.process?.stop(1000);
+    // A Go program's leader thread can show as a zombie while its other threads (and the
+    // listening socket) are still going; the exit event comes once all of them are gone.
+    await session.process?.exited;
     if (this.holder === session) this.holder = undefined;
   }
 
@@ -118,6 +127,7 @@ export class DriveFlows {
     });
     createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', (line) => {
       stderr = `${stderr}${line}\n`.slice(-16 * 1024);
+      if (/NOTICE: Got code/.test(line)) session.codeTaken = true;
       const link = session.oauthState ? undefined : parseAuthLink(line);
       if (!link) return;
       session.oauthState = link.state;
@@ -155,9 +165,7 @@ export class DriveFlows {
  */
 async function providerUrl(localUrl: string): Promise<string> {
   try {
-    const res = await fetch(localUrl, { redirect: 'manual', signal: AbortSignal.timeout(3000) });
-    await res.body?.cancel();
-    const location = res.headers.get('location');
+    const { location } = await getOnce(localUrl, 3000);
     return location && /^https?:\/\//.test(location) ? location : localUrl;
   } catch {
     return localUrl;
@@ -167,9 +175,8 @@ async function providerUrl(localUrl: string): Promise<string> {
 /** What the provider's redirect would have delivered to rclone's listener. */
 async function deliverCode(state: string, code: string): Promise<void> {
   const url = `http://127.0.0.1:${OAUTH_PORT}/?${new URLSearchParams({ state, code })}`;
-  const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
-  await res.body?.cancel();
-  if (res.status !== 200) throw new Error(`its listener answered ${res.status}`);
+  const { status } = await getOnce(url, 10_000);
+  if (status !== 200) throw new Error(`its listener answered ${status}`);
 }
 
 function delay(ms: number): Promise<void> {

@@ -27,6 +27,8 @@ export class DriveSession {
   oauthState: string | undefined;
   process: OwnedProcess | undefined;
   submitting = false;
+  /** rclone logged `Got code`: its listener has the code, whatever its HTTP answer said. */
+  codeTaken = false;
   /** Set once cancelled or expired: late events from the child are ignored. */
   ended = false;
   private settle!: () => void;
