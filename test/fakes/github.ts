@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serveOnLoopback } from './loopback-server.js';
 
 /**
  * A fake GitHub on loopback, in GitHub's wire format (shared/research/connectors-usage.md §2):
@@ -100,20 +100,10 @@ export async function startFakeGithub(): Promise<FakeGithub> {
     json(res, 404, { message: 'Not Found' });
   };
 
-  const server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (body += c));
-    req.on('end', () => handle(req, res, body));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  fake.proxy = fake.url;
-  fake.close = () =>
-    new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  const server = await serveOnLoopback(handle);
+  fake.url = server.url;
+  fake.proxy = server.url;
+  fake.close = server.close;
   return fake;
 }
 

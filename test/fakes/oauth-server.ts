@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serveOnLoopback } from './loopback-server.js';
 
 /**
  * A fake OAuth 2 authorization server on loopback, in the wire format of the real ones:
@@ -111,19 +111,10 @@ export async function startFakeOAuth(): Promise<FakeOAuth> {
     json(res, 404, { error: 'not_found' });
   };
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => handle(req, res, parseForm(req, Buffer.concat(chunks).toString('utf8'))));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  fake.issuer = fake.url;
-  fake.close = () =>
-    new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  const server = await serveOnLoopback((req, res, body) => handle(req, res, parseForm(req, body)));
+  fake.url = server.url;
+  fake.issuer = server.url;
+  fake.close = server.close;
   return fake;
 }
 
