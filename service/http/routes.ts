@@ -5,6 +5,7 @@ import { bootstrapRoutes } from '../bootstrap/routes.js';
 import { channelRoutes } from '../channels/routes.js';
 import { chatRoutes } from '../chat/routes.js';
 import { configRoutes } from '../config-api/routes.js';
+import { connectorRoutes } from '../connectors/routes.js';
 import type { ServiceContext } from '../context.js';
 import { filesRoutes } from '../files/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
@@ -28,5 +29,6 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     filesRoutes(ctx),
     chatRoutes(ctx),
     sessionRoutes(ctx),
+    ...connectorRoutes(ctx),
   ];
 }
