@@ -34,6 +34,14 @@ export interface Config {
   readonly bootstrapSessionTtlMs: number;
   /** Issuer the clib device login talks to (codex's hidden --experimental_issuer); undefined: codex's own. */
   readonly clibIssuer: string | undefined;
+  /** Chat engine limits and timings (defaults are the spec's; tests shorten them). */
+  readonly chat: Readonly<ChatConfig>;
+  /**
+   * The environment the service was started with (what `loadConfig` read), minus the
+   * service's own secrets: what agent CLIs inherit, with HOME set to `home`.
+   */
+  readonly childEnv: Env;
+  readonly connectors: Readonly<ConnectorsConfig>;
   readonly bins: Readonly<{
     clia: string;
     clib: string;
@@ -61,14 +69,65 @@ export interface Config {
     registryFile: string;
     defaultEnvFile: string;
     stateFile: string;
+    /** Message counts of big session logs, kept across restarts. */
+    sessionCountsFile: string;
     cliaSpace: string;
     /** CODEX_HOME of every clib process the service starts: codex's auth.json lives here. */
     codexHome: string;
+    clibSpace: string;
     uploads: string;
   }>;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ChatConfig {
+  /** Concurrent turns (accepted and not yet ended) across all sessions; 429 above it. */
+  maxTurns: number;
+  /** Silence before a heartbeat: CLI runtimes (spec: 20 s) and runtimea (spec: 15 s). */
+  heartbeatCliMs: number;
+  heartbeatRuntimeaMs: number;
+  /** A prompt whose stream is never opened is dropped after this (the spec keeps it forever). */
+  unopenedTtlMs: number;
+  /** The recently-started record's lifetime after the first open (spec: 600 s). */
+  recentTtlMs: number;
+  /** How long a reconnect-mode open waits for the turn to end (spec: 300 s). */
+  reconnectWaitMs: number;
+  /** Bytes of event data kept per turn for Last-Event-ID replay. */
+  replayBytes: number;
+  /** After an abort's SIGINT, how long the program gets before its group is killed. */
+  abortGraceMs: number;
+}
+
+/** The connectors' files and remote endpoints (README, "Connectors"). */
+export interface ConnectorsConfig {
+  /** The token file holding the codehost, deployhost and agenthost tokens. */
+  tokenFile: string;
+  /** The one sync-tool (rclone) config file every drive remote lives in. */
+  syncToolConfig: string;
+  /** Lifetime of a drive OAuth session (spec: 600 s). */
+  driveSessionTtlMs: number;
+  /** Base of the code host's REST API (GitHub's, or `https://HOST/api/v3` for an Enterprise host). */
+  codehostApiUrl: string;
+  /** The host the code-host CLI logs in to (`gh auth login --hostname`). */
+  codehostHost: string;
+  /** The code-host CLI's config dir (GH_CONFIG_DIR): its token cache file lives there. */
+  codehostCliConfigDir: string;
+  /** Lifetime of a code-host device session (GitHub's device codes last 900 s). */
+  codehostDeviceTtlMs: number;
+  /** Issuer of the deploy host's OAuth authorization server (RFC 8414 discovery). */
+  deployhostIssuer: string | undefined;
+  /** A pre-registered client id; without it the service registers itself (RFC 7591). */
+  deployhostClientId: string | undefined;
+  deployhostScopes: readonly string[];
+  /** Where a deploy-host token is checked and the user read; default: the server's userinfo endpoint. */
+  deployhostUserUrl: string | undefined;
+  /** Where an agent-host token is checked (GET with the bearer); none: tokens are stored unchecked. */
+  agenthostValidateUrl: string | undefined;
+}
+
+/** Variables of the service itself that no child program may inherit. */
+const SERVICE_SECRETS = ['SPACE_API_KEY', 'SPACE_TOKEN', 'SPACE_POLL_TOKEN', 'SPACE_AUTH_SESSION_ID'];
 
 export class ConfigError extends Error {}
 
@@ -97,6 +156,18 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapStepTimeoutMs: parsePositiveInt(env.SPACE_BOOTSTRAP_STEP_TIMEOUT_MS, 'SPACE_BOOTSTRAP_STEP_TIMEOUT_MS', 60_000),
     bootstrapSessionTtlMs: parsePositiveInt(env.SPACE_BOOTSTRAP_SESSION_TTL_MS, 'SPACE_BOOTSTRAP_SESSION_TTL_MS', 900_000),
     clibIssuer: parseHttpUrl(env.SPACE_CLIB_ISSUER, 'SPACE_CLIB_ISSUER'),
+    chat: Object.freeze({
+      maxTurns: parsePositiveInt(env.SPACE_CHAT_MAX_TURNS, 'SPACE_CHAT_MAX_TURNS', 8),
+      heartbeatCliMs: parsePositiveInt(env.SPACE_CHAT_HEARTBEAT_CLI_MS, 'SPACE_CHAT_HEARTBEAT_CLI_MS', 20_000),
+      heartbeatRuntimeaMs: parsePositiveInt(env.SPACE_CHAT_HEARTBEAT_RUNTIMEA_MS, 'SPACE_CHAT_HEARTBEAT_RUNTIMEA_MS', 15_000),
+      unopenedTtlMs: parsePositiveInt(env.SPACE_CHAT_UNOPENED_TTL_MS, 'SPACE_CHAT_UNOPENED_TTL_MS', 300_000),
+      recentTtlMs: parsePositiveInt(env.SPACE_CHAT_RECENT_TTL_MS, 'SPACE_CHAT_RECENT_TTL_MS', 600_000),
+      reconnectWaitMs: parsePositiveInt(env.SPACE_CHAT_RECONNECT_WAIT_MS, 'SPACE_CHAT_RECONNECT_WAIT_MS', 300_000),
+      replayBytes: parsePositiveInt(env.SPACE_CHAT_REPLAY_BYTES, 'SPACE_CHAT_REPLAY_BYTES', 512 * 1024),
+      abortGraceMs: parsePositiveInt(env.SPACE_CHAT_ABORT_GRACE_MS, 'SPACE_CHAT_ABORT_GRACE_MS', 3000),
+    }),
+    childEnv: Object.freeze(childEnvOf(env, home)),
+    connectors: Object.freeze(connectorsConfig(env, home)),
     bins: Object.freeze({
       clia: env.SPACE_CLIA_BIN || 'claude',
       clib: env.SPACE_CLIB_BIN || 'codex',
@@ -119,11 +190,49 @@ export function loadConfig(env: Env = process.env): Config {
       registryFile: path.join(runtimeaDir, 'runtimea.json'),
       defaultEnvFile: path.join(runtimeaDir, '.env'),
       stateFile: path.join(home, '.space-state', 'state.json'),
+      sessionCountsFile: path.join(home, '.space-state', 'session-counts.json'),
       cliaSpace: path.join(home, 'clia-space'),
       codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),
+      clibSpace: path.join(home, 'clib-space'),
       uploads: path.join(home, 'uploads'),
     }),
   });
+}
+
+function connectorsConfig(env: Env, home: string): ConnectorsConfig {
+  const stateDir = path.join(home, '.space-state');
+  return {
+    tokenFile: path.join(stateDir, 'connectors.json'),
+    syncToolConfig: syncToolConfig(env, home),
+    driveSessionTtlMs: parsePositiveInt(env.SPACE_DRIVE_SESSION_TTL_MS, 'SPACE_DRIVE_SESSION_TTL_MS', 600_000),
+    codehostApiUrl: parseHttpUrl(env.SPACE_CODEHOST_API_URL, 'SPACE_CODEHOST_API_URL') ?? 'https://api.github.com',
+    codehostHost: parseHostname(env.SPACE_CODEHOST_HOST),
+    codehostCliConfigDir: expandHome(env.SPACE_CODEHOST_CLI_CONFIG_DIR, home, 'SPACE_CODEHOST_CLI_CONFIG_DIR') ?? path.join(stateDir, 'codehost-cli'),
+    codehostDeviceTtlMs: parsePositiveInt(env.SPACE_CODEHOST_DEVICE_TTL_MS, 'SPACE_CODEHOST_DEVICE_TTL_MS', 900_000),
+    deployhostIssuer: parseHttpUrl(env.SPACE_DEPLOYHOST_ISSUER, 'SPACE_DEPLOYHOST_ISSUER'),
+    deployhostClientId: nonEmpty(env.SPACE_DEPLOYHOST_CLIENT_ID),
+    deployhostScopes: (env.SPACE_DEPLOYHOST_SCOPES ?? '').split(/[\s,]+/).filter(Boolean),
+    deployhostUserUrl: parseHttpUrl(env.SPACE_DEPLOYHOST_USER_URL, 'SPACE_DEPLOYHOST_USER_URL'),
+    agenthostValidateUrl: parseHttpUrl(env.SPACE_AGENTHOST_VALIDATE_URL, 'SPACE_AGENTHOST_VALIDATE_URL'),
+  };
+}
+
+/** SPACE_SYNC_TOOL_CONFIG, else rclone's own choice (RCLONE_CONFIG, then its XDG default). */
+function syncToolConfig(env: Env, home: string): string {
+  const own = expandHome(env.SPACE_SYNC_TOOL_CONFIG, home, 'SPACE_SYNC_TOOL_CONFIG');
+  if (own) return own;
+  if (env.RCLONE_CONFIG && path.isAbsolute(env.RCLONE_CONFIG)) return env.RCLONE_CONFIG;
+  const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
+  return path.join(xdg, 'rclone', 'rclone.conf');
+}
+
+function childEnvOf(env: Env, home: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && !SERVICE_SECRETS.includes(key)) out[key] = value;
+  }
+  out.HOME = home;
+  return out;
 }
 
 function resolveHome(value: string | undefined): string {
@@ -196,6 +305,12 @@ function parseHour(value: string | undefined): number {
   const hour = Number(value);
   if (!Number.isInteger(hour) || hour < 0 || hour > 23) throw new ConfigError(`USAGE_SYNC_HOUR_UTC must be 0-23, got ${value}`);
   return hour;
+}
+
+function parseHostname(value: string | undefined): string {
+  const host = value || 'github.com';
+  if (!/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?$/.test(host)) throw new ConfigError(`SPACE_CODEHOST_HOST is not a host name: ${host}`);
+  return host;
 }
 
 function parseOrigins(value: string | undefined): string[] {

@@ -6,6 +6,8 @@ import type { Host } from './host.js';
 import { SseRegistry } from './http/sse.js';
 import type { Logger } from './log.js';
 import { Supervisor } from './process/supervisor.js';
+import type { AgentName, Runtime } from './runtimes/runtime.js';
+import { SessionIndex } from './sessions/session-index.js';
 
 /** What every feature may use: built once per service, handed to each route module. */
 export interface ServiceContext {
@@ -19,6 +21,17 @@ export interface ServiceContext {
   readonly upstream: UpstreamClient;
   /** The poll-token sign-in; the trusted shell (Electron main) drives it in-process. */
   readonly signIn: SignIn;
+  /** The registered agent runtimes (service/runtimes/registry.ts fills it at start-up). */
+  readonly runtimes: Map<AgentName, Runtime>;
+  /**
+   * Work to do first on shutdown, before open streams are ended and child groups are
+   * stopped (the chat engine aborts its running turns here so streams end with `done`).
+   */
+  onShutdown(task: () => Promise<void>): void;
+  /** Runs every shutdown task (once; index.ts calls it). */
+  runShutdownTasks(): Promise<void>;
+  /** Every runtime's sessions, merged and kept fresh by watchers (started by createService). */
+  readonly sessions: SessionIndex;
   readonly startedAt: Date;
   /** The port actually listened on (the configured one, or the OS's pick for port 0). */
   port(): number;
@@ -31,6 +44,7 @@ export type Stage = 'starting' | 'ready' | 'stopping';
 export function createContext(config: Config, host: Host, log: Logger, state: { port(): number; stage(): Stage }): ServiceContext {
   const auth = new AuthState(config.apiKey);
   const upstream = new UpstreamClient(config.upstreamUrl);
+  const shutdownTasks: Array<() => Promise<void>> = [];
   return {
     config,
     host,
@@ -40,6 +54,18 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     auth,
     upstream,
     signIn: new SignIn(upstream, auth, config.apiKey !== undefined),
+    runtimes: new Map(),
+    onShutdown: (task) => void shutdownTasks.push(task),
+    runShutdownTasks: async () => {
+      const tasks = shutdownTasks.splice(0);
+      const results = await Promise.allSettled(tasks.map((task) => task()));
+      for (const r of results) if (r.status === 'rejected') log.error({ err: String(r.reason) }, 'shutdown task failed');
+    },
+    sessions: new SessionIndex(
+      { runtimea: config.paths.runtimeaDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
+      log,
+      { countsFile: config.paths.sessionCountsFile },
+    ),
     startedAt: new Date(),
     port: state.port,
     stage: state.stage,

@@ -75,9 +75,14 @@ function setCorsHeaders(res: Response, origin: string): void {
   res.setHeader('Access-Control-Max-Age', '600');
 }
 
-/** `GET /` is the liveness banner; `/callback` is reached by the user's browser after OAuth. */
+/**
+ * `GET /` is the liveness banner; `/callback` is reached by the user's browser after OAuth;
+ * the protected-resource metadata is read by OAuth clients that hold no launch token.
+ */
+const PUBLIC_PATHS = new Set(['/', '/callback', '/.well-known/oauth-protected-resource']);
+
 function isPublic(req: Request): boolean {
-  return (req.method === 'GET' || req.method === 'HEAD') && (req.path === '/' || req.path === '/callback');
+  return (req.method === 'GET' || req.method === 'HEAD') && PUBLIC_PATHS.has(req.path);
 }
 
 function tokenMatches(req: Request, expected: Buffer): boolean {

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { listenOnLoopback } from './loopback-server.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { serveOnLoopback } from './loopback-server.js';
 
 /**
  * A loopback stand-in for an OpenAI Chat Completions provider (`POST /v1/chat/completions`,
@@ -20,10 +20,7 @@ export interface FakeChat {
 export async function startFakeChat(options: { gapMs?: number } = {}): Promise<FakeChat> {
   const requests: FakeChat['requests'] = [];
   let replies = 0;
-  const server = createServer((req, res) => void handle(req, res));
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let raw = '';
-    for await (const c of req) raw += c;
+  async function handle(req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> {
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
       return;
@@ -62,9 +59,9 @@ export async function startFakeChat(options: { gapMs?: number } = {}): Promise<F
     await send({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: body.model, choices: [], usage: { prompt_tokens: promptTokens + cached, completion_tokens: completion, total_tokens: promptTokens + cached + completion, prompt_tokens_details: { cached_tokens: cached } } });
     res.end('data: [DONE]\n\n');
   }
-  const { port, close } = await listenOnLoopback(server);
+  const { url, close } = await serveOnLoopback((req, res, raw) => void handle(req, res, raw));
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${url}/v1`,
     requests,
     close,
   };

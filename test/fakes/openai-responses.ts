@@ -1,6 +1,6 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { listenOnLoopback } from './loopback-server.js';
+import { serveOnLoopback } from './loopback-server.js';
 
 /**
  * A loopback stand-in for the OpenAI Responses API (`POST /v1/responses`, SSE), speaking the
@@ -38,19 +38,15 @@ export interface FakeResponses {
 
 export async function startFakeResponses(options: FakeResponsesOptions = {}): Promise<FakeResponses> {
   const requests: RecordedRequest[] = [];
-  const server = createServer((req, res) => void handle(req, res, options, requests));
-  const { port, close } = await listenOnLoopback(server);
+  const { url, close } = await serveOnLoopback((req, res, raw) => void handle(req, res, raw, options, requests));
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${url}/v1`,
     requests,
     close,
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, options: FakeResponsesOptions, requests: RecordedRequest[]): Promise<void> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const raw = Buffer.concat(chunks).toString('utf8');
+async function handle(req: IncomingMessage, res: ServerResponse, raw: string, options: FakeResponsesOptions, requests: RecordedRequest[]): Promise<void> {
   if (req.method !== 'POST' || !req.url?.endsWith('/responses')) {
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
     return;
