@@ -6,6 +6,7 @@ import type { ServiceContext } from '../../context.js';
 import { HttpError } from '../../errors.js';
 import { packageInfo } from '../../status/version.js';
 import { CliSessionStore } from '../cli-session-store.js';
+import { titleOf } from '../clia/runtime.js';
 import { EventQueue } from '../event-queue.js';
 import { programEnv } from '../program-env.js';
 import type { PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
@@ -23,15 +24,15 @@ import { ClibTurn, type TurnPlan } from './turn.js';
  * device login keeps auth.json.
  */
 export const CLIB_DEFAULT_AGENT = 'default';
-const TITLE_MAX = 80;
 
 export class ClibRuntime implements Runtime {
   readonly name = 'clib' as const;
-  readonly heartbeatMs = 20_000;
+  readonly heartbeatMs: number;
   readonly store: CliSessionStore;
 
   constructor(private readonly ctx: ServiceContext) {
     this.store = new CliSessionStore(path.join(ctx.config.home, 'clib-space'), 'clib');
+    this.heartbeatMs = ctx.config.chat.heartbeatCliMs;
   }
 
   async hasSession(sessionId: string): Promise<boolean> {
@@ -82,7 +83,7 @@ export class ClibRuntime implements Runtime {
 
   private prompt(request: TurnRequest): Pick<TurnPlan, 'text' | 'prompt' | 'title'> {
     const prompt = request.skill ? `$${request.skill} ${request.text}` : request.text;
-    const title = request.text.split('\n')[0]!.slice(0, TITLE_MAX);
+    const title = titleOf(request.text);
     return { text: request.text, prompt, title };
   }
 

@@ -69,7 +69,7 @@ export class ClibTurn {
     private readonly out: EventQueue<RuntimeEvent>,
     private readonly signal: AbortSignal,
   ) {
-    this.transcript = new TranscriptWriter(deps.store, plan.agentId, plan.sessionId);
+    this.transcript = new TranscriptWriter(deps.store, plan.agentId, plan.sessionId, deps.log);
     this.abortP = new Promise<never>((_, reject) => {
       const fire = (): void => reject(new Aborted());
       if (signal.aborted) fire();

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../../context.js';
 import { HttpError } from '../../errors.js';
+import { titleOf } from '../clia/runtime.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
 import { runtimeaGateway } from './instance.js';
@@ -20,12 +21,11 @@ import { RuntimeaTurn, type RuntimeaPlan } from './turn.js';
  * gateway's store and starts when the stream opens.
  */
 export const ROW_WAIT_MS = 20_000;
-const TITLE_MAX = 80;
 const AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export class RuntimeaRuntime implements Runtime {
   readonly name = 'runtimea' as const;
-  readonly heartbeatMs = 15_000;
+  readonly heartbeatMs: number;
   readonly store: GatewaySessionStore;
 
   constructor(
@@ -33,6 +33,7 @@ export class RuntimeaRuntime implements Runtime {
     readonly gateway: RuntimeaGateway = runtimeaGateway(ctx),
   ) {
     this.store = new GatewaySessionStore(ctx.config.runtimea.stateDir);
+    this.heartbeatMs = ctx.config.chat.heartbeatRuntimeaMs;
   }
 
   async hasSession(sessionId: string): Promise<boolean> {
@@ -73,7 +74,7 @@ export class RuntimeaRuntime implements Runtime {
       ...(modelOverride ? { modelOverride } : {}),
       text: request.text,
       ...(request.agentId ? { projectId: request.agentId } : {}),
-      title: request.text.split('\n')[0]!.slice(0, TITLE_MAX),
+      title: titleOf(request.text),
     };
   }
 

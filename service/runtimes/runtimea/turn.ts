@@ -119,7 +119,7 @@ export class RuntimeaTurn {
       response = await this.post(endpoint);
     } catch (err) {
       // A gateway that just crashed may still look running for a moment: ask again once.
-      if (this.aborted || (err as { code?: string }).code !== 'ECONNREFUSED') throw err;
+      if (this.aborted || !['ECONNREFUSED', 'ECONNRESET'].includes((err as { code?: string }).code ?? '')) throw err;
       await new Promise((r) => setTimeout(r, RETRY_AFTER_MS));
       response = await this.post(await this.deps.endpoint());
     }

@@ -18,8 +18,7 @@ let runtime: ClibRuntime;
 
 beforeAll(async () => {
   // A service secret in the service's own environment must not reach the agent.
-  process.env.SPACE_API_KEY = 'upstream-secret-of-the-service';
-  svc = await startService({ env: { SPACE_CLIB_BIN: FAKE_CODEX } });
+  svc = await startService({ env: { SPACE_CLIB_BIN: FAKE_CODEX, SPACE_API_KEY: 'upstream-secret-of-the-service' } });
   await mkdir(path.join(svc.home, '.runtimea'), { recursive: true });
   await writeFile(path.join(svc.home, '.runtimea', '.env'), 'PROVB_API_KEY=sk-provb-from-env-file\n');
   runtime = new ClibRuntime(svc.service.ctx);
@@ -62,7 +61,8 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
     const [start] = await requestsOf('thread/start');
     expect(start.params).toEqual({ cwd: path.join(svc.home, 'space-projects', 'proj-a'), approvalPolicy: 'never', sandbox: 'workspace-write' });
     const spawned = (await fakeLog()).find((e) => e.argv);
-    expect(spawned).toMatchObject({ argv: ['app-server'], cwd: path.join(svc.home, 'space-projects', 'proj-a'), apiKey: 'sk-provb-from-env-file', codexHome: path.join(svc.home, 'clib-space', '.codex'), spaceVars: [] });
+    expect(spawned).toMatchObject({ argv: ['app-server'], cwd: path.join(svc.home, 'space-projects', 'proj-a'), apiKey: 'sk-provb-from-env-file', codexHome: path.join(svc.home, 'clib-space', '.codex') });
+    expect(spawned.spaceVars).not.toContain('SPACE_API_KEY');
     await noOrphans();
   });
 

@@ -148,7 +148,7 @@ describe('runtimea adapter (gateway double replaying recorded streams)', () => {
     const pid = gateway.status().pid!;
     const events = await collect((await runtime.prepare({ text: '[[crash]] boom' })).run(new AbortController().signal));
     expect(events.at(-1)).toEqual({ type: 'error', message: expect.stringMatching(/^The runtimea gateway closed the stream before the turn finished/) });
-    expect(livePidsInGroup(pid)).toEqual([]);
+    await expect.poll(() => livePidsInGroup(pid)).toEqual([]);
     const after = await collect((await runtime.prepare({ text: 'still there?' })).run(new AbortController().signal));
     expect(after.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
     expect(gateway.status()).toMatchObject({ state: 'running', pid: expect.any(Number) });
