@@ -99,6 +99,7 @@ export class ClibRuntime implements Runtime {
       // The CODEX_HOME the device login wrote auth.json to (SPACE_CODEX_HOME).
       env: { ...(await programEnv(config, manifest.binding)), CODEX_HOME: config.paths.codexHome },
       clientVersion: packageInfo(config.paths.appRoot).version,
+      interruptGraceMs: config.chat.abortGraceMs,
     };
   }
 }

@@ -17,8 +17,8 @@ import { TranscriptWriter } from './transcript.js';
  * ThreadEvent parser and into the transcript.
  *
  * Abort: `turn/interrupt` (codex tells the model the turn was interrupted and the thread
- * resumes cleanly), up to INTERRUPT_GRACE_MS for codex to confirm, then the process group is
- * stopped by the supervisor either way.
+ * resumes cleanly), up to the chat's abort grace (SPACE_CHAT_ABORT_GRACE_MS) for codex to
+ * confirm, then the process group is stopped by the supervisor either way.
  */
 export interface TurnPlan {
   sessionId: string;
@@ -43,9 +43,10 @@ export interface TurnDeps {
   command: string;
   env: NodeJS.ProcessEnv;
   clientVersion: string;
+  /** After `turn/interrupt`, how long codex gets to confirm before its group is stopped. */
+  interruptGraceMs: number;
 }
 
-const INTERRUPT_GRACE_MS = 3000;
 const EXIT_GRACE_MS = 2000;
 
 class Aborted extends Error {}
@@ -187,7 +188,7 @@ export class ClibTurn {
   private async interrupt(): Promise<void> {
     const turnId = this.mapper?.currentTurnId;
     if (this.rpc && this.mapper && turnId) {
-      const confirmed = Promise.race([this.ended, this.rpc.closed, delay(INTERRUPT_GRACE_MS)]);
+      const confirmed = Promise.race([this.ended, this.rpc.closed, delay(this.deps.interruptGraceMs)]);
       this.rpc.request('turn/interrupt', { threadId: this.mapper.threadId, turnId }).catch(() => undefined);
       await confirmed;
     }
