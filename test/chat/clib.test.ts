@@ -46,6 +46,19 @@ describe('clib through /api/chat', () => {
     expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { session_id: sessionId } });
   });
 
+  it('the session is first-class: GET /api/sessions lists it as clib, /api/messages hydrates it', async () => {
+    await expect.poll(async () => (await chat.get(`/api/sessions/${sessionId}`)).status, { timeout: 10_000 }).toBe(200);
+    expect((await chat.get(`/api/sessions/${sessionId}`)).json()).toMatchObject({ session_id: sessionId, agent_name: 'clib', title: 'Say hello', agent_id: 'web' });
+    await expect
+      .poll(async () => (await chat.get(`/api/messages/${sessionId}`)).json().messages?.map((m: { role: string; text?: string }) => [m.role, m.text]), { timeout: 10_000 })
+      .toEqual([
+        ['user', 'Say hello'],
+        ['assistant', 'Hello from fake-openai. You said: Say hello'],
+        ['user', 'Say hello again'],
+        ['assistant', 'Hello from fake-openai. You said: Say hello again'],
+      ]);
+  });
+
   it('silence: heartbeats while codex waits on the model; abort interrupts it and leaves no process', async () => {
     const { stream_id } = (await chat.prompt({ text: '[[slow]] take your time', agent_name: 'clib' })).json();
     const sse = await chat.stream(stream_id);

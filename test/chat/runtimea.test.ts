@@ -43,6 +43,14 @@ describe('runtimea through /api/chat', () => {
     expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { session_id: sessionId } });
   });
 
+  it('the session is listed as runtimea and its messages come from the gateway store', async () => {
+    await expect.poll(async () => (await chat.get(`/api/sessions/${sessionId}`)).status, { timeout: 10_000 }).toBe(200);
+    expect((await chat.get(`/api/sessions/${sessionId}`)).json()).toMatchObject({ session_id: sessionId, agent_name: 'runtimea' });
+    await expect
+      .poll(async () => (await chat.get(`/api/messages/${sessionId}`)).json().messages?.filter((m: { role: string }) => m.role === 'user').map((m: { text: string }) => m.text), { timeout: 10_000 })
+      .toEqual(['hello from the service', 'second']);
+  });
+
   it('20 s of gateway silence: one heartbeat at 15 s, then the answer', async () => {
     const started = Date.now();
     const { sse } = await chat.turn({ text: '[[slow]] answer slowly', session_id: sessionId });

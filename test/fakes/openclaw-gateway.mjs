@@ -22,7 +22,8 @@ import Database from 'better-sqlite3';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'runtimea');
 const HTTP = path.join(FIXTURES, '2026.9.6', 'http');
-const TEMPLATE = path.join(FIXTURES, '2026.9.6', 'store', 'transcripts', '108a772d-8161-424e-858e-135155ebc12c.jsonl');
+const STORE = path.join(FIXTURES, '..', 'sessions', 'runtimea-sqlite');
+const TEMPLATE = path.join(STORE, 'transcripts', '108a772d-8161-424e-858e-135155ebc12c.jsonl');
 
 const SCENARIOS = {
   default: 'space-resume',
@@ -76,8 +77,11 @@ class Store {
     mkdirSync(path.join(this.stateDir, 'agents', agent, 'sessions'), { recursive: true });
     const db = new Database(file);
     db.pragma('journal_mode = WAL');
-    db.exec(`CREATE TABLE IF NOT EXISTS session_nodes (session_key TEXT NOT NULL PRIMARY KEY, current_session_id TEXT NOT NULL, entry_json TEXT NOT NULL, updated_at INTEGER NOT NULL, status TEXT);
-      CREATE TABLE IF NOT EXISTS transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT, created_at INTEGER NOT NULL, event_zstd BLOB, PRIMARY KEY (session_id, seq));`);
+    // OpenClaw 2026.9.6's own session tables (recorded schema), plus the two its triggers name.
+    if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_nodes'").get()) {
+      db.exec('CREATE TABLE session_canonical_validation_pending (session_key TEXT PRIMARY KEY); CREATE TABLE conversations (conversation_id TEXT PRIMARY KEY);');
+      db.exec(readFileSync(path.join(STORE, 'schema-session-tables.sql'), 'utf8'));
+    }
     return db;
   }
 
@@ -112,7 +116,8 @@ class Store {
     }
     const db = this.dbFor(agent);
     try {
-      db.prepare('INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at, status) VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_key) DO UPDATE SET entry_json = excluded.entry_json, updated_at = excluded.updated_at, status = excluded.status').run(key, sessionId, JSON.stringify(entry), entry.updatedAt, status);
+      db.prepare('INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at, status, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(session_key) DO UPDATE SET entry_json = excluded.entry_json, updated_at = excluded.updated_at, status = excluded.status').run(key, sessionId, JSON.stringify(entry), entry.updatedAt, status, entry.updatedAt);
+      db.prepare("INSERT INTO session_windows (session_id, session_key, reason, created_at, updated_at, status) VALUES (?, ?, 'initial', ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET updated_at = excluded.updated_at, status = excluded.status").run(sessionId, key, entry.updatedAt, entry.updatedAt, status);
     } finally {
       db.close();
     }

@@ -9,6 +9,8 @@ import { GatewaySessionStore } from '../../../service/runtimes/runtimea/session-
 import { runDetails } from '../../../service/runtimes/runtimea/transcript.js';
 
 const FIXTURES = path.join(import.meta.dirname, '..', '..', 'fixtures', 'runtimea');
+// The store captures are shared with the sessions tests.
+const STORES = path.join(import.meta.dirname, '..', '..', 'fixtures', 'sessions');
 
 function pieces(file: string, chunkSize = 37): ChatPiece[] {
   const raw = readFileSync(file, 'utf8');
@@ -93,10 +95,10 @@ describe('model -> OpenClaw agent', () => {
 describe('gateway session stores (read-only)', () => {
   it('file store (openclaw 2026.7.1): rows by key and by session id, transcript by id', async () => {
     const state = mkdtempSync(path.join(os.tmpdir(), 'oc-file-'));
-    cpSync(path.join(FIXTURES, '2026.7.1', 'sessions'), path.join(state, 'agents', 'main', 'sessions'), { recursive: true });
+    cpSync(path.join(STORES, 'runtimea-file'), path.join(state, 'agents', 'main', 'sessions'), { recursive: true });
     const store = new GatewaySessionStore(state);
     expect(store.layout('main')).toBe('file');
-    const index = JSON.parse(readFileSync(path.join(FIXTURES, '2026.7.1', 'sessions', 'sessions.json'), 'utf8'));
+    const index = JSON.parse(readFileSync(path.join(STORES, 'runtimea-file', 'sessions.json'), 'utf8'));
     const [key, entry] = Object.entries(index)[0] as [string, { sessionId: string }];
     expect(await store.byKey('main', key)).toMatchObject({ agent: 'main', sessionKey: key, sessionId: entry.sessionId });
     expect(await store.bySessionId(entry.sessionId)).toMatchObject({ agent: 'main', sessionKey: key });
@@ -113,12 +115,12 @@ describe('gateway session stores (read-only)', () => {
     mkdirSync(path.join(state, 'agents', 'main', 'sessions'), { recursive: true }); // exists, stays empty
     const db = new Database(dbFile);
     db.exec('CREATE TABLE session_canonical_validation_pending (session_key TEXT PRIMARY KEY); CREATE TABLE conversations (conversation_id TEXT PRIMARY KEY);');
-    db.exec(readFileSync(path.join(FIXTURES, '2026.9.6', 'store', 'schema-session-tables.sql'), 'utf8'));
-    const index = JSON.parse(readFileSync(path.join(FIXTURES, '2026.9.6', 'store', 'sessions-index.from-sqlite.json'), 'utf8')) as Record<string, { sessionId: string; updatedAt: number }>;
+    db.exec(readFileSync(path.join(STORES, 'runtimea-sqlite', 'schema-session-tables.sql'), 'utf8'));
+    const index = JSON.parse(readFileSync(path.join(STORES, 'runtimea-sqlite', 'entries.json'), 'utf8')) as Record<string, { sessionId: string; updatedAt: number }>;
     for (const [key, entry] of Object.entries(index)) {
       db.prepare('INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?, ?, ?, ?)').run(key, entry.sessionId, JSON.stringify(entry), entry.updatedAt);
       db.prepare('INSERT INTO session_windows (session_id, session_key, created_at, updated_at) VALUES (?, ?, ?, ?)').run(entry.sessionId, key, entry.updatedAt, entry.updatedAt);
-      const file = path.join(FIXTURES, '2026.9.6', 'store', 'transcripts', `${entry.sessionId}.jsonl`);
+      const file = path.join(STORES, 'runtimea-sqlite', 'transcripts', `${entry.sessionId}.jsonl`);
       let lines: string[] = [];
       try {
         lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
@@ -137,7 +139,7 @@ describe('gateway session stores (read-only)', () => {
     expect(await store.byKey('main', 'agent:main:desk-session-1')).toMatchObject({ sessionId: desk.sessionId });
     expect(await store.bySessionId(desk.sessionId)).toMatchObject({ agent: 'main', sessionKey: 'agent:main:desk-session-1' });
     const jsonl = await store.transcript('main', desk.sessionId);
-    const expected = readFileSync(path.join(FIXTURES, '2026.9.6', 'store', 'transcripts', `${desk.sessionId}.jsonl`), 'utf8');
+    const expected = readFileSync(path.join(STORES, 'runtimea-sqlite', 'transcripts', `${desk.sessionId}.jsonl`), 'utf8');
     expect(jsonl).toBe(expected.endsWith('\n') ? expected : `${expected}\n`);
     const runId = JSON.parse(expected.split('\n').find((l) => l.includes('"role":"assistant"'))!).message.__openclaw.runId;
     expect(runDetails(jsonl!, runId)).toEqual({ answered: true, model: 'fake-model', costUsd: expect.closeTo(0.0484254, 6) });
