@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { createContext, type ServiceContext, type Stage } from './context.js';
 import type { Host } from './host.js';
 import { buildApp } from './http/app.js';
+import { answerClientError } from './http/client-error.js';
 import { featureRouters } from './http/routes.js';
 import { createLogger, type Logger } from './log.js';
 import { flushWrites } from './stores/atomic.js';
@@ -42,6 +43,7 @@ export function createService(options: ServiceOptions): Service {
     s.requestTimeout = 0;
     s.headersTimeout = 30_000;
     s.keepAliveTimeout = 5_000;
+    s.on('clientError', answerClientError);
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);
       s.listen(options.config.port, options.config.host, () => {

@@ -7,15 +7,16 @@ import { trustGuard } from './guard.js';
 export const MULTIPART_PATHS = ['/api/files/upload'] as const;
 
 /**
- * The Express app, in the order that matters: the trust guard before anything reads the
- * request, then response hardening, the JSON parser, the feature routers, and the
- * `{detail}` handlers last.
+ * The Express app, in the order that matters: response hardening, the trust guard before
+ * anything reads the request, the JSON parser, the feature routers, and the `{detail}`
+ * handlers last.
  */
 export function buildApp(ctx: ServiceContext, routers: readonly Router[]): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLog(ctx));
+  app.use(hardenResponse); // first, so the guard's own refusals and preflights carry it too
   app.use(
     trustGuard({
       port: ctx.port,
@@ -24,7 +25,6 @@ export function buildApp(ctx: ServiceContext, routers: readonly Router[]): Expre
       multipartPaths: MULTIPART_PATHS,
     }),
   );
-  app.use(hardenResponse);
   app.use(express.json({ type: 'application/json', limit: ctx.config.jsonLimitBytes, strict: true }));
   for (const router of routers) app.use(router);
   app.use(notFound);

@@ -25,7 +25,7 @@ export function trustGuard(options: GuardOptions): RequestHandler {
   return (req, res, next) => {
     const port = options.port();
     const allowedOrigins = new Set([...options.origins, `http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]);
-    if (!hostAllowed(req.headers.host, port)) return next(new HttpError(403, 'Forbidden host'));
+    if (!requestHostAllowed(req, port)) return next(new HttpError(403, 'Forbidden host'));
     const origin = originOf(req);
     if (origin !== undefined && !allowedOrigins.has(origin ?? '')) return next(new HttpError(403, 'Forbidden origin'));
     if (!fetchSiteAllowed(req, origin !== undefined)) return next(new HttpError(403, 'Cross-site request refused'));
@@ -41,8 +41,22 @@ export function trustGuard(options: GuardOptions): RequestHandler {
   };
 }
 
-/** Host must name loopback on our own port, exactly; forwarded headers are never consulted. */
-export function hostAllowed(host: string | undefined, port: number): boolean {
+/**
+ * Exactly one Host header, naming loopback on our own port; an absolute-form target
+ * (`GET http://host:port/path`) must name such an authority too, since Node hands it on
+ * with the Host header untouched. Forwarded headers are never consulted.
+ */
+function requestHostAllowed(req: Request, port: number): boolean {
+  const hostHeaders = req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i]!.toLowerCase() === 'host').length;
+  if (hostHeaders !== 1 || !hostAllowed(req.headers.host, port)) return false;
+  const target = req.originalUrl;
+  if (target.startsWith('/')) return true;
+  const authority = /^http:\/\/([^/?#]*)(?:[/?#]|$)/i.exec(target)?.[1];
+  return hostAllowed(authority, port);
+}
+
+/** Host must name loopback on our own port, exactly. */
+function hostAllowed(host: string | undefined, port: number): boolean {
   if (!host) return false;
   return host === `127.0.0.1:${port}` || host === `localhost:${port}` || host === `[::1]:${port}`;
 }
