@@ -28,6 +28,10 @@ export interface Config {
   readonly logLevel: string;
   /** Largest JSON request body, in bytes. */
   readonly jsonLimitBytes: number;
+  /** Deepest nesting of arrays and objects a JSON request body may have. */
+  readonly jsonMaxDepth: number;
+  /** A request whose body makes no progress for this long is ended (408). */
+  readonly bodyIdleTimeoutMs: number;
   readonly bins: Readonly<{
     clia: string;
     clib: string;
@@ -74,6 +78,8 @@ export function loadConfig(env: Env = process.env): Config {
     token: nonEmpty(env.SPACE_TOKEN),
     logLevel: env.SPACE_LOG_LEVEL || 'info',
     jsonLimitBytes: 16 * 1024 * 1024,
+    jsonMaxDepth: 128,
+    bodyIdleTimeoutMs: parsePositiveInt(env.SPACE_BODY_IDLE_TIMEOUT_MS, 30_000, 'SPACE_BODY_IDLE_TIMEOUT_MS'),
     bins: Object.freeze({
       clia: env.SPACE_CLIA_BIN || 'claude',
       clib: env.SPACE_CLIB_BIN || 'codex',
@@ -139,6 +145,13 @@ function parsePort(value: string | undefined): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`SPACE_PORT is not a port: ${value}`);
   return port;
+}
+
+function parsePositiveInt(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive integer, got ${value}`);
+  return n;
 }
 
 function parseHour(value: string | undefined): number {

@@ -38,8 +38,8 @@ export function createService(options: ServiceOptions): Service {
 
   const listen = async (): Promise<{ url: string; port: number }> => {
     const s = createServer(app);
-    // Uploads of 100 MB on a slow disk must not be cut by Node's 5-minute default;
-    // SSE responses are long-lived by design.
+    // No bound on a request's total time: a 100 MB upload on a slow link and SSE streams
+    // are long by design. A body that stops flowing is ended by http/body-timeout.ts.
     s.requestTimeout = 0;
     s.headersTimeout = 30_000;
     s.keepAliveTimeout = 5_000;

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { safeOrigin } from '../config.js';
 import { HttpError } from '../errors.js';
+import { hasBody } from './request-body.js';
 
 /**
  * The trust boundary. The spec has no auth, so any page the user opens can reach
@@ -113,10 +114,4 @@ function contentTypeAllowed(req: Request, multipartPaths: readonly string[]): bo
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/json') return true;
   return type === 'multipart/form-data' && multipartPaths.includes(req.path);
-}
-
-function hasBody(req: Request): boolean {
-  if (req.headers['transfer-encoding'] !== undefined) return true;
-  const length = Number(req.headers['content-length'] ?? 0);
-  return Number.isFinite(length) && length > 0;
 }
