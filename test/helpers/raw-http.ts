@@ -11,7 +11,7 @@ export interface RawResponse {
   body: string;
 }
 
-/** Parses the first response in `raw` (status line, headers, body by Content-Length). */
+/** Parses the first response in `raw`, a byte (latin1) string: status line, headers, body by Content-Length as UTF-8. */
 export function parseResponse(raw: string): RawResponse {
   const end = raw.indexOf('\r\n\r\n');
   if (end === -1) throw new Error(`no complete response head in ${JSON.stringify(raw.slice(0, 200))}`);
@@ -24,7 +24,8 @@ export function parseResponse(raw: string): RawResponse {
     headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
   }
   const length = Number(headers['content-length'] ?? raw.length);
-  return { status: Number(statusLine!.split(' ')[1]), headers, body: raw.slice(end + 4, end + 4 + length) };
+  const body = Buffer.from(raw.slice(end + 4, end + 4 + length), 'latin1').toString('utf8');
+  return { status: Number(statusLine!.split(' ')[1]), headers, body };
 }
 
 /** Sends `data` and reads until the server closes the connection (send `Connection: close`). */
