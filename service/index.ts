@@ -9,6 +9,7 @@ import { answerClientError } from './http/client-error.js';
 import { featureRouters } from './http/routes.js';
 import { createLogger, type Logger } from './log.js';
 import { flushWrites } from './stores/atomic.js';
+import { sweepStaleTemps } from './temp-sweep.js';
 
 export interface ServiceOptions {
   config: Config;
@@ -20,7 +21,7 @@ export interface ServiceOptions {
 
 export interface Service {
   readonly ctx: ServiceContext;
-  /** Binds the configured host and port; rejects (never falls back) if it cannot. */
+  /** Sweeps stale temp files of earlier runs, then binds the configured host and port; rejects (never falls back) if it cannot. */
   listen(): Promise<{ url: string; port: number }>;
   /** Stops accepting, ends open streams, stops every child group, flushes writes. */
   close(): Promise<void>;
@@ -37,6 +38,7 @@ export function createService(options: ServiceOptions): Service {
   const app = buildApp(ctx, [...featureRouters(ctx), ...(options.extraRoutes?.(ctx) ?? [])]);
 
   const listen = async (): Promise<{ url: string; port: number }> => {
+    await sweepStaleTemps(options.config, log);
     const s = createServer(app);
     // No bound on a request's total time: a 100 MB upload on a slow link and SSE streams
     // are long by design. A body that stops flowing is ended by http/body-timeout.ts.
