@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { hashWriter, type HashWriteJob } from './hash-writer.js';
 
-/** Write batches: big enough that a message per batch costs nothing, few enough that memory stays flat. */
+/** Bytes gathered before one writev: few syscalls, little memory. */
 const BATCH_BYTES = 1024 * 1024;
-const BATCHES = 4;
+/** Writes in flight at once (on libuv's thread pool) while the next batch gathers. */
+const MAX_WRITES = 2;
 
 /** The hidden temp file of an upload in progress (the start-up sweep knows this name). */
 export const UPLOAD_TEMP_NAME = /^\.upload-[0-9a-f]{16}\.part$/;
@@ -17,28 +17,27 @@ export interface SunkFile {
 }
 
 /**
- * Where an upload's bytes go: copied into a few fixed shared batches, which the hash-writer thread
- * hashes and writes into a hidden temp file while the next batch fills. Data may arrive
- * before the temp file exists (its folder is still being resolved); it waits in the
- * batches. When every batch is taken, `push` says so and the caller pauses the request
- * until `whenWritable` calls back, so memory stays at BATCHES x BATCH_BYTES.
+ * Where an upload's bytes go. Each piece is hashed as it comes and kept as is (no copy:
+ * the network buffers themselves), and every megabyte goes to a hidden temp file in one
+ * positional writev on the thread pool while the next one gathers. Data may arrive before
+ * the temp file exists (its folder is still being resolved); it waits. When a batch is
+ * ready but MAX_WRITES writes are in flight, `push` says so and the caller pauses the
+ * request until `whenWritable` calls back, so memory stays at a few megabytes.
  */
 export class UploadSink {
   /** Bytes pushed so far. */
   size = 0;
-  private readonly memory = Array.from({ length: BATCHES }, () => new SharedArrayBuffer(BATCH_BYTES));
-  private readonly batches = this.memory.map((shared) => Buffer.from(shared));
-  /** Numbers of the batches free to fill. */
-  private readonly free: number[] = this.batches.map((_, i) => i);
-  private filling: number | undefined;
-  private filled = 0;
-  private readonly ready: Array<{ batch: number; length: number }> = [];
-  /** Bytes that came while every batch was taken (at most one network chunk: the caller pauses). */
-  private readonly overflow: Buffer[] = [];
-  private job: HashWriteJob | undefined;
+  private readonly hash = createHash('sha256');
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** Where the next write starts. */
+  private position = 0;
+  private readonly writes = new Set<Promise<void>>();
   private file: { handle: FileHandle; temp: string } | undefined;
   private opening: Promise<void> | undefined;
   private aborting: Promise<void> | undefined;
+  /** The body is in: the last, partial batch goes too. */
+  private ending = false;
   private failure: Error | undefined;
   private waiter: (() => void) | undefined;
 
@@ -51,18 +50,18 @@ export class UploadSink {
       if (this.aborting) return;
       const handle = await open(temp, 'wx');
       this.file = { handle, temp };
-      if (this.aborting) return; // abort() waits for this open, then removes the file
-      this.job = hashWriter().start(handle.fd, this.memory, { returned: (batch) => this.returned(batch), failed: (err) => this.fail(err) });
-      this.pump();
+      if (!this.aborting) this.flush();
     })();
     return this.opening;
   }
 
-  /** Copies `data` in. False: every batch is taken, pause the source until `whenWritable`. */
+  /** Takes `data` (kept by reference: it must not change). False: pause the source until `whenWritable`. */
   push(data: Buffer): boolean {
     this.size += data.length;
-    this.fill(data);
-    this.pump();
+    this.hash.update(data);
+    this.pending.push(data);
+    this.pendingBytes += data.length;
+    this.flush();
     return !this.blocked();
   }
 
@@ -74,26 +73,24 @@ export class UploadSink {
   /** Every byte written and fsynced, the temp file closed: its name, size and sha256. */
   async finish(): Promise<SunkFile> {
     await this.opening;
-    while (this.overflow.length > 0 && !this.failure) await new Promise<void>((resolve) => (this.waiter = resolve));
-    if (this.filling !== undefined && this.filled > 0) this.ready.push({ batch: this.filling, length: this.filled });
-    this.filling = undefined;
-    this.pump();
-    const { handle, temp } = this.file!;
-    const hash = await this.job!.finish().catch((err: unknown) => {
-      throw this.failure ?? err;
-    });
+    this.ending = true;
+    this.flush();
+    // Each write that ends starts the next, so this ends with everything written or a failure.
+    while (this.writes.size > 0) await Promise.all(this.writes);
     if (this.failure) throw this.failure;
+    if (this.pendingBytes > 0) throw new Error('upload: bytes left unwritten');
+    const { handle, temp } = this.file!;
     await handle.sync();
     await handle.close();
     this.file = undefined;
-    return { temp, size: this.size, hash };
+    return { temp, size: this.size, hash: this.hash.digest('hex') };
   }
 
   /** Stops writing and removes the temp file; safe to call more than once, and before `open` ends. */
   abort(): Promise<void> {
     return (this.aborting ??= (async () => {
       await this.opening?.catch(() => undefined);
-      await this.job?.abort();
+      while (this.writes.size > 0) await Promise.all(this.writes);
       if (!this.file) return;
       await this.file.handle.close().catch(() => undefined);
       await unlink(this.file.temp).catch(() => undefined);
@@ -101,40 +98,30 @@ export class UploadSink {
     })());
   }
 
-  /** Copies into the batch being filled, taking free batches as it goes; the rest overflows. */
-  private fill(data: Buffer): void {
-    let offset = 0;
-    while (offset < data.length) {
-      if (this.filling === undefined) {
-        this.filling = this.free.pop();
-        this.filled = 0;
-        if (this.filling === undefined) break;
-      }
-      const n = data.copy(this.batches[this.filling]!, this.filled, offset);
-      this.filled += n;
-      offset += n;
-      if (this.filled === BATCH_BYTES) {
-        this.ready.push({ batch: this.filling, length: BATCH_BYTES });
-        this.filling = undefined;
-      }
-    }
-    if (offset < data.length) this.overflow.push(Buffer.from(data.subarray(offset)));
-  }
-
+  /** More than a batch waits and no write can start: the source should wait. */
   private blocked(): boolean {
-    return this.overflow.length > 0 || (this.filling === undefined && this.free.length === 0);
+    return this.pendingBytes >= BATCH_BYTES && (!this.file || this.writes.size >= MAX_WRITES);
   }
 
-  private pump(): void {
-    if (!this.job || this.aborting) return;
-    for (let next = this.ready.shift(); next; next = this.ready.shift()) this.job.write(next.batch, next.length);
+  /** Starts writes of gathered batches (of the remainder too once ending), as far as allowed. */
+  private flush(): void {
+    while (this.file && !this.aborting && !this.failure && this.writes.size < MAX_WRITES && (this.pendingBytes >= BATCH_BYTES || (this.ending && this.pendingBytes > 0))) {
+      const buffers = this.pending;
+      const length = this.pendingBytes;
+      this.pending = [];
+      this.pendingBytes = 0;
+      const write: Promise<void> = writeAll(this.file.handle, buffers, length, this.position).then(
+        (): void => this.written(write),
+        (err: unknown): void => this.fail(err as Error, write),
+      );
+      this.position += length;
+      this.writes.add(write);
+    }
   }
 
-  private returned(batch: number): void {
-    this.free.push(batch);
-    const pending = this.overflow.splice(0);
-    for (const data of pending) this.fill(data);
-    this.pump();
+  private written(write: Promise<void>): void {
+    this.writes.delete(write);
+    this.flush();
     if (!this.blocked() && this.waiter) {
       const resume = this.waiter;
       this.waiter = undefined;
@@ -142,10 +129,33 @@ export class UploadSink {
     }
   }
 
-  private fail(err: Error): void {
+  private fail(err: Error, write: Promise<void>): void {
+    this.writes.delete(write);
     if (this.failure) return;
     this.failure = err;
-    this.waiter?.();
     this.onFailure(err);
   }
+}
+
+/** One positional writev of `buffers`, looping on short writes (a full disk fails on the next one). */
+async function writeAll(handle: FileHandle, buffers: Buffer[], length: number, position: number): Promise<void> {
+  let done = 0;
+  while (done < length) {
+    const { bytesWritten } = await handle.writev(done === 0 ? buffers : remainder(buffers, done), position + done);
+    if (bytesWritten <= 0) throw Object.assign(new Error('EIO: short write, write'), { code: 'EIO' });
+    done += bytesWritten;
+  }
+}
+
+/** `buffers` without their first `skip` bytes. */
+function remainder(buffers: Buffer[], skip: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (const buffer of buffers) {
+    if (skip >= buffer.length) skip -= buffer.length;
+    else {
+      out.push(skip > 0 ? buffer.subarray(skip) : buffer);
+      skip = 0;
+    }
+  }
+  return out;
 }

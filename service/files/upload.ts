@@ -36,8 +36,7 @@ export interface UploadRules {
 
 /**
  * POST /api/files/upload: streams the `file` part to a temp file in the destination while
- * a worker thread hashes and writes it (upload-form.ts, upload-sink.ts), then renames it
- * to its final name. Memory stays flat whatever the size; every failure removes the temp
+ * hashing it (upload-form.ts, upload-sink.ts), then renames it to its final name. Memory stays flat whatever the size; every failure removes the temp
  * file before the caller hears of it.
  */
 export async function receiveUpload(request: IncomingMessage, rules: UploadRules): Promise<UploadedFileRecord> {
