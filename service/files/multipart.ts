@@ -11,7 +11,11 @@ import { parsePartHead, type PartInfo } from './part-headers.js';
 export interface MultipartEvents {
   /** A part's head was read (parts without a form-data disposition are skipped silently). */
   partStart(info: PartInfo): void;
-  /** Bytes of the current part's body; the slice is only valid during the call. */
+  /**
+   * Bytes of the current part's body: a slice of the chunk given to `write` (or of a fresh
+   * join with the previous chunk's tail), never copied, so it stays valid for as long as
+   * the caller leaves that chunk alone (Node never reuses a request's chunks).
+   */
   partData(data: Buffer): void;
   partEnd(): void;
 }

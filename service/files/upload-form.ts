@@ -89,6 +89,7 @@ class FormReader {
   partData(data: Buffer): void {
     if (this.kind === 'file') {
       const { sink } = this.file!;
+      // The sink keeps `data` by reference until written: request chunks are never reused.
       if (sink.size + data.length > UPLOAD_LIMIT_BYTES) throw tooLarge();
       if (!sink.push(data)) {
         this.request.pause();
