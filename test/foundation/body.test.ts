@@ -104,6 +104,15 @@ describe('the 16 MiB JSON limit', () => {
     expect(JSON.parse(res.body)).toEqual({ detail: 'Request body too large' });
   });
 
+  it('a body the guard refuses is not drained either: 403 and the connection closes', async () => {
+    const conn = await rawConnection(svc.port);
+    conn.socket.write(`POST /echo HTTP/1.1\r\nHost: evil.example:${svc.port}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    const sent = await flood(conn, 256 * MB);
+    await Promise.race([conn.closed, new Promise((r) => setTimeout(r, 5000))]);
+    expect(sent).toBeLessThan(32 * MB);
+    expect(parseResponse(conn.received()).status).toBe(403);
+  });
+
   it('a Content-Length over the limit is 413 before any body byte is read', async () => {
     const res = await rawRequest(svc.port, `POST /echo HTTP/1.1\r\nHost: 127.0.0.1:${svc.port}\r\nContent-Type: application/json\r\nContent-Length: ${LIMIT + 1}\r\n\r\n{`);
     expect(res.status).toBe(413);
