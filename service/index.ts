@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
+import { consumeAtStartup } from './auth/startup.js';
 import type { Config } from './config.js';
 import { createContext, type ServiceContext, type Stage } from './context.js';
 import type { Host } from './host.js';
@@ -8,6 +9,7 @@ import { buildApp } from './http/app.js';
 import { answerClientError } from './http/client-error.js';
 import { featureRouters } from './http/routes.js';
 import { createLogger, type Logger } from './log.js';
+import { createRuntimes } from './runtimes/registry.js';
 import { flushWrites } from './stores/atomic.js';
 import { sweepStaleTemps } from './temp-sweep.js';
 
@@ -35,10 +37,13 @@ export function createService(options: ServiceOptions): Service {
     port: () => (server?.address() as AddressInfo | null)?.port ?? options.config.port,
     stage: () => stage,
   });
+  for (const [name, runtime] of createRuntimes(ctx)) ctx.runtimes.set(name, runtime);
   const app = buildApp(ctx, [...featureRouters(ctx), ...(options.extraRoutes?.(ctx) ?? [])]);
 
   const listen = async (): Promise<{ url: string; port: number }> => {
     await sweepStaleTemps(options.config, log);
+    // Spec: a sign-in handed over at launch is consumed before the first request is served.
+    await consumeAtStartup(ctx);
     const s = createServer(app);
     // No bound on a request's total time: a 100 MB upload on a slow link and SSE streams
     // are long by design. A body that stops flowing is ended by http/body-timeout.ts.
@@ -64,6 +69,8 @@ export function createService(options: ServiceOptions): Service {
     (closing ??= (async () => {
       stage = 'stopping';
       const stopped = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
+      await ctx.runShutdownTasks();
+      await Promise.allSettled([...ctx.runtimes.values()].map((runtime) => runtime.close()));
       ctx.streams.closeAll();
       await ctx.supervisor.stopAll();
       await flushWrites();
