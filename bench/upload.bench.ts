@@ -31,6 +31,10 @@ try {
   const growths: number[] = [];
   const latencies: number[] = [];
   const cpu: number[] = [];
+  // GET / on the idle service, for comparison with the figure during uploads (same machine load).
+  const idleProbe = probeLatency(service.port);
+  await new Promise((r) => setTimeout(r, 1000));
+  const idleLatencies = await idleProbe.stop();
   const bare = await startBareServer();
   for (let round = 0; round < ROUNDS; round++) {
     disk.push(await diskWriteSpeed(uploads));
@@ -57,6 +61,7 @@ try {
   row('upload throughput (each round)', `${speeds.map((s) => s.toFixed(0)).join(', ')} MB/s`);
   row('service CPU per 100 MB upload (median)', `${median(cpu).toFixed(0)} ms (all threads, user + system)`);
   row('service peak RSS growth (max of rounds)', `${Math.max(...growths).toFixed(1)} MB (goal < 30 MB)`);
+  row('GET / with no upload running (1 s, every 20 ms)', `median ${median(idleLatencies).toFixed(1)} ms, max ${Math.max(...idleLatencies).toFixed(1)} ms`);
   row(
     'GET / during the uploads (every 20 ms)',
     `median ${median(latencies).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms over ${latencies.length} (goal < 50 ms)`,
