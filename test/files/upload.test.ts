@@ -122,7 +122,7 @@ describe('POST /api/files/upload', () => {
     expect(res.json().name).toBe(expected);
   });
 
-  it('a raw NUL in a quoted filename is a malformed header (busboy refuses it): 400, nothing stored', async () => {
+  it('a raw NUL in a quoted filename is a malformed part head: 400, nothing stored', async () => {
     const dir = path.join(home, 'raw-nul');
     const res = await send({ parts: [{ name: 'space', value: dir }, filePart('a\u0000b.txt', 'nul')] });
     expect(res.status).toBe(400);
