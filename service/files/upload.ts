@@ -36,8 +36,9 @@ export interface UploadRules {
 
 /**
  * POST /api/files/upload: streams the `file` part to a temp file in the destination while
- * hashing it (upload-form.ts, upload-sink.ts), then renames it to its final name. Memory stays flat whatever the size; every failure removes the temp
- * file before the caller hears of it.
+ * hashing it (upload-form.ts, upload-sink.ts), then renames it to its final name. Memory
+ * stays flat whatever the size; every failure removes the temp file before the caller
+ * hears of it.
  */
 export async function receiveUpload(request: IncomingMessage, rules: UploadRules): Promise<UploadedFileRecord> {
   // Content-Length is only a hint, but one that already says "too big" needs no reading.
