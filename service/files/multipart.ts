@@ -127,7 +127,7 @@ export class MultipartParser {
 
   /** Keeps buf[from..] for the next chunk (copied: the caller may reuse its buffer). */
   private keep(buf: Buffer, from: number): number {
-    this.carry = Buffer.from(buf.subarray(from));
+    if (from < buf.length) this.carry = Buffer.from(buf.subarray(from));
     return buf.length;
   }
 }
