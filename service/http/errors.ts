@@ -27,6 +27,10 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
 function describe(err: unknown): [number, string] {
   if (err instanceof HttpError) return [err.status, err.message];
   const message = err instanceof Error ? err.message : String(err);
+  // Express's own client errors carry their 4xx (a path parameter that is not valid
+  // percent-encoding: 400 "Failed to decode param ..."); they are not the service failing.
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500) return [status, message];
   return [500, message || 'Internal Server Error'];
 }
 

@@ -87,7 +87,12 @@ export class SseStream {
   private armHeartbeat(): void {
     if (this.options.heartbeatMs <= 0 || this.options.named === false) return;
     clearTimeout(this.heartbeat);
-    this.heartbeat = setTimeout(() => void this.send({ event: 'heartbeat', data: {} }), this.options.heartbeatMs);
+    this.heartbeat = setTimeout(() => {
+      // Bytes still going out are not silence: a heartbeat now would only queue behind them
+      // (and could trip the slow-reader cap while a large frame drains).
+      if (this.res.writableLength > 0) this.armHeartbeat();
+      else void this.send({ event: 'heartbeat', data: {} });
+    }, this.options.heartbeatMs);
     this.heartbeat.unref();
   }
 

@@ -46,7 +46,7 @@ export function expectDetail(res: TestResponse, where = ''): void {
 }
 
 export function expectNoInternals(text: string, where = ''): void {
-  expect(text, where).not.toMatch(/\n\s+at |node_modules|node:internal|Maximum call stack|Cannot read propert|undefined is not|is not a function/);
+  expect(text, where).not.toMatch(/\n\s+at |node_modules\/\S+\.[cm]?[jt]s|node:internal|Maximum call stack|Cannot read propert|undefined is not|is not a function/);
   expect(text, where).not.toContain(REPO);
 }
 
