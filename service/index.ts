@@ -50,7 +50,8 @@ export function createService(options: ServiceOptions): Service {
     await reapRecordedChildren(options.config.paths.childrenFile, log, (pgid) => stopGroup(pgid, 3000), livePidsInGroup);
     // Spec: a sign-in handed over at launch is consumed before the first request is served.
     await consumeAtStartup(ctx);
-    const s = createServer(app);
+    // A request without Host is refused by the trust guard (403 {detail}), not by Node's bare 400.
+    const s = createServer({ requireHostHeader: false }, app);
     // No bound on a request's total time: a 100 MB upload on a slow link and SSE streams
     // are long by design. A body that stops flowing is ended by http/body-timeout.ts.
     s.requestTimeout = 0;
