@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { KeyedLock } from './lock.js';
 
@@ -16,7 +16,11 @@ export interface AtomicWriteOptions {
   mode?: number;
   /** Mode for directories created on the way (and for the parent, when it is created). */
   dirMode?: number;
-  /** Mode the parent directory is set to even when it already exists (a credentials folder). */
+  /**
+   * The most the parent directory may allow, applied even when it already exists (a
+   * credentials folder): bits beyond it are removed, none is added, so a folder the user
+   * made read-only stays read-only (0755 becomes 0700, 0555 becomes 0500).
+   */
   parentMode?: number;
 }
 
@@ -30,7 +34,7 @@ export function writeFileAtomically(target: string, data: string | Buffer, optio
   return writes.run(target, async () => {
     const dir = path.dirname(target);
     await mkdir(dir, { recursive: true, ...(options.dirMode !== undefined ? { mode: options.dirMode } : {}) });
-    if (options.parentMode !== undefined) await chmod(dir, options.parentMode);
+    if (options.parentMode !== undefined) await tighten(dir, options.parentMode);
     const mode = options.mode ?? (await modeOf(target));
     const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
     const handle = await open(temp, 'wx', mode ?? 0o666);
@@ -74,6 +78,11 @@ export async function fsyncDirectory(dir: string): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+async function tighten(dir: string, most: number): Promise<void> {
+  const current = (await stat(dir)).mode & 0o7777;
+  if ((current & ~most) !== 0) await chmod(dir, current & most);
 }
 
 async function modeOf(file: string): Promise<number | undefined> {

@@ -6,6 +6,9 @@ import type { ConnectorTokenStore } from '../../stores/connector-tokens.js';
 import { checkBearer } from '../bearer-check.js';
 import { PendingLogins } from './pending.js';
 
+/** Bound on one request to the deploy host's authorization server (as the other connectors' checks). */
+const REQUEST_TIMEOUT_MS = 10_000;
+
 /**
  * The deploy host's OAuth 2 authorization-code flow with PKCE (S256), done by oauth4webapi:
  * RFC 8414 discovery of the authorization server from SPACE_DEPLOYHOST_ISSUER, a client id
@@ -171,8 +174,10 @@ export class DeployhostOAuth {
     return { clientId: client.client_id, clientSecret: secret };
   }
 
-  private options(url: string | undefined): { [oauth.allowInsecureRequests]?: boolean } {
-    return url && isLoopbackHttp(url) ? { [oauth.allowInsecureRequests]: true } : {};
+  /** Every call to the authorization server is bounded: one that never answers must not hold the flow (or its shared discovery) forever. */
+  private options(url: string | undefined): { [oauth.allowInsecureRequests]?: boolean; signal: () => AbortSignal } {
+    const signal = (): AbortSignal => AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+    return url && isLoopbackHttp(url) ? { [oauth.allowInsecureRequests]: true, signal } : { signal };
   }
 }
 
