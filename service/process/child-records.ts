@@ -76,9 +76,10 @@ export async function reapRecordedChildren(file: string, log: Logger, stopGroup:
     return 0; // no file (a clean stop), or one cut short: nothing trustworthy to act on
   }
   const boot = bootId();
+  const own = ownGroup();
   let reaped = 0;
   for (const record of Array.isArray(records) ? records : []) {
-    if (!Number.isInteger(record?.pgid) || record.pgid <= 1 || record.boot !== boot) continue;
+    if (!Number.isInteger(record?.pgid) || record.pgid <= 1 || record.pgid === own || record.boot !== boot) continue;
     const leader = startTimeOf(record.pgid);
     const ours = leader === undefined ? membersOf(record.pgid).length > 0 : leader === record.start;
     if (!ours) continue;
@@ -88,6 +89,16 @@ export async function reapRecordedChildren(file: string, log: Logger, stopGroup:
   }
   await unlink(file).catch(() => undefined);
   return reaped;
+}
+
+/** The service's own process group: never one to stop. */
+function ownGroup(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return undefined;
+  }
 }
 
 function startTimeOf(pid: number): string | undefined {
