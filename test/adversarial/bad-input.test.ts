@@ -142,7 +142,7 @@ describe('bad JSON bodies on every JSON route', () => {
     expect(problems).toEqual([]);
   });
 
-  it.each(JSON_ROUTES.map((r) => [label(r), r] as const))('%s: pollution keys, duplicates, invalid UTF-8, malformed and deep JSON', async (_name, route) => {
+  it.each(JSON_ROUTES.map((r) => [label(r), r] as const))('#73 %s: pollution keys, duplicates, invalid UTF-8, malformed and deep JSON', async (_name, route) => {
     const problems: string[] = [];
     for (const [name, raw] of rawBodies(route)) {
       judge(await send(svc.port, route.method, concrete(route), { raw, headers: { 'content-type': 'application/json' } }), name, problems);

@@ -138,7 +138,7 @@ async function expectEnvWhole(): Promise<void> {
 const figures = { rounds: 0, requests: 0, storesChecked: 0, acknowledgedAgents: 0, orphansReaped: 0 };
 
 describe('kill -9 during bursts of writes to every store, then a restart', () => {
-  it(`survives ${ROUNDS} kills with every file whole and nothing acknowledged lost`, async () => {
+  it(`#48 #50 survives ${ROUNDS} kills with every file whole and nothing acknowledged lost`, async () => {
     const acked: Acknowledged = { agents: new Set(), onboarded: false, sessions: new Set() };
     for (let round = 0; round < ROUNDS; round++) {
       const svc = await start();

@@ -59,18 +59,22 @@ describe('bodies that lie about their length, never end, or are mislabelled, on 
     const host = `Host: 127.0.0.1:${svc.port}`;
     const json = 'Content-Type: application/json';
     const body = JSON.stringify(route.sample ?? {});
-    // Shorter than declared, then silence: 408 once the body stalls.
-    expectRefusal(await rawRequest(svc.port, `${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nContent-Length: ${body.length + 100}\r\n\r\n${body}`), [408], 'short body');
-    // A chunked body that starts and never ends.
-    expectRefusal(await rawRequest(svc.port, `${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n`), [408], 'endless chunked');
-    // Gzip-labelled bytes that are not gzip, and real gzip: compressed bodies are refused, never a 500.
-    expectRefusal(await rawRequest(svc.port, `${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nContent-Encoding: gzip\r\nContent-Length: 7\r\nConnection: close\r\n\r\n{"a":1}`), [400, 415], 'fake gzip');
     const gz = gzipSync(body);
-    expectRefusal(await rawRequest(svc.port, Buffer.concat([Buffer.from(`${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nContent-Encoding: gzip\r\nContent-Length: ${gz.length}\r\nConnection: close\r\n\r\n`), gz])), [400, 415], 'real gzip');
-    // Both Content-Length and Transfer-Encoding (request smuggling): Node refuses it.
-    expectRefusal(await rawRequest(svc.port, `${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`), [400], 'CL and TE');
-    // Two different Content-Length values.
-    expectRefusal(await rawRequest(svc.port, `${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nContent-Length: 2\r\nContent-Length: 7\r\n\r\n{}`), [400], 'two lengths');
+    const cases: Array<[string, string | Buffer, number[]]> = [
+      // Shorter than declared, then silence: 408 once the body stalls.
+      ['short body', `${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nContent-Length: ${body.length + 100}\r\n\r\n${body}`, [408]],
+      // A chunked body that starts and never ends.
+      ['endless chunked', `${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n`, [408]],
+      // Gzip-labelled bytes that are not gzip, and real gzip: compressed bodies are refused, never a 500.
+      ['fake gzip', `${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nContent-Encoding: gzip\r\nContent-Length: 7\r\nConnection: close\r\n\r\n{"a":1}`, [400, 415]],
+      ['real gzip', Buffer.concat([Buffer.from(`${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nContent-Encoding: gzip\r\nContent-Length: ${gz.length}\r\nConnection: close\r\n\r\n`), gz]), [400, 415]],
+      // Both Content-Length and Transfer-Encoding (request smuggling): Node refuses it.
+      ['CL and TE', `${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, [400]],
+      // Two different Content-Length values.
+      ['two lengths', `${route.method} ${target} HTTP/1.1\r\n${host}\r\n${json}\r\nContent-Length: 2\r\nContent-Length: 7\r\n\r\n{}`, [400]],
+    ];
+    const answers = await Promise.all(cases.map(([, request]) => rawRequest(svc.port, request)));
+    answers.forEach((res, i) => expectRefusal(res, cases[i]![2], cases[i]![0]));
   });
 
   it('longer than declared: the extra bytes are a second request, parsed and refused on their own', async () => {

@@ -143,7 +143,7 @@ describe('where the canaries may appear', () => {
     expect(keys).not.toContain(core);
   });
 
-  it('no other route of the spec answers any of them, whatever it is asked', async () => {
+  it('#54 no other route of the spec answers any of them, whatever it is asked', async () => {
     const leaks: string[] = [];
     for (const route of ROUTES) {
       if (route.sse) continue;

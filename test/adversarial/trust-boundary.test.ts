@@ -96,14 +96,14 @@ async function expectRefused(res: TestResponse, status: number, where: string): 
 }
 
 describe('Host header on every route (DNS rebinding, #1-#4)', () => {
-  it.each(ROUTES.map((r) => [label(r), r] as const))('%s refuses every foreign Host with 403', async (_name, route) => {
+  it.each(ROUTES.map((r) => [label(r), r] as const))('#1 #2 #3 %s refuses every foreign Host with 403', async (_name, route) => {
     for (const host of HOSTS) {
       const res = await call(route, { host: fill(host) });
       await expectRefused(res, host === '' && res.status === 400 ? 400 : 403, `${label(route)} Host ${JSON.stringify(host)}`);
     }
   });
 
-  it.each(ROUTES.map((r) => [label(r), r] as const))('%s ignores X-Forwarded-Host, Forwarded and X-Real-IP', async (_name, route) => {
+  it.each(ROUTES.map((r) => [label(r), r] as const))('#4 %s ignores X-Forwarded-Host, Forwarded and X-Real-IP', async (_name, route) => {
     const res = await call(route, {
       host: fill('evil.example:PORT'),
       'x-forwarded-host': fill('127.0.0.1:PORT'),
@@ -116,7 +116,7 @@ describe('Host header on every route (DNS rebinding, #1-#4)', () => {
 });
 
 describe('Origin on every route (#5-#7)', () => {
-  it.each(ROUTES.map((r) => [label(r), r] as const))('%s refuses every foreign Origin with 403', async (_name, route) => {
+  it.each(ROUTES.map((r) => [label(r), r] as const))('#5 #6 #7 %s refuses every foreign Origin (null, file://, look-alikes) with 403', async (_name, route) => {
     for (const origin of ORIGINS) {
       const res = await call(route, { origin: fill(origin) });
       await expectRefused(res, 403, `${label(route)} Origin ${origin}`);
@@ -132,7 +132,7 @@ describe('Fetch Metadata on every route (#8)', () => {
     { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' },
     { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' },
   ];
-  it.each(ROUTES.filter((r) => r.path !== '/callback').map((r) => [label(r), r] as const))('%s refuses cross-site and same-site requests without an allowed Origin', async (_name, route) => {
+  it.each(ROUTES.filter((r) => r.path !== '/callback').map((r) => [label(r), r] as const))('#8 %s refuses cross-site and same-site requests without an allowed Origin', async (_name, route) => {
     for (const headers of refusedCombos) {
       const res = await call(route, headers);
       await expectRefused(res, 403, `${label(route)} ${JSON.stringify(headers)}`);
@@ -160,7 +160,7 @@ describe('form CSRF: non-JSON bodies on every body route (#9-#11)', () => {
     ['', '{"a":1}'],
   ] as const;
   const targets = BODY_ROUTES.filter((r) => r.body !== 'multipart');
-  it.each(targets.map((r) => [label(r), r] as const))('%s refuses form and text bodies with 415', async (_name, route) => {
+  it.each(targets.map((r) => [label(r), r] as const))('#9 %s refuses form and text bodies with 415', async (_name, route) => {
     for (const [type, raw] of FORMS) {
       const headers: Record<string, string> = type ? { 'content-type': type } : {};
       const res = await send(svc.port, route.method, concrete(route), { raw, headers });
@@ -182,7 +182,7 @@ describe('form CSRF: non-JSON bodies on every body route (#9-#11)', () => {
 });
 
 describe('CORS preflights on every route (#12, #13)', () => {
-  it.each(ROUTES.map((r) => [label(r), r] as const))('%s: foreign preflights get no grant; the app origin gets an exact one', async (_name, route) => {
+  it.each(ROUTES.map((r) => [label(r), r] as const))('#12 #13 %s: foreign preflights get no grant; the app origin gets an exact one', async (_name, route) => {
     for (const origin of ORIGINS) {
       const res = await send(svc.port, 'OPTIONS', concrete(route), {
         headers: { origin: fill(origin), 'access-control-request-method': route.method, 'access-control-request-headers': 'content-type', 'access-control-request-private-network': 'true' },
@@ -213,7 +213,7 @@ describe('CORS preflights on every route (#12, #13)', () => {
 
 describe('no false positives (#14, #15)', () => {
   const safeGets = ROUTES.filter((r) => r.method === 'GET' && !r.sse);
-  it.each(safeGets.map((r) => [label(r), r] as const))('%s passes the guard for the app, same-origin pages and plain loopback clients', async (_name, route) => {
+  it.each(safeGets.map((r) => [label(r), r] as const))('#14 #15 %s passes the guard for the app, same-origin pages and plain loopback clients', async (_name, route) => {
     for (const headers of <Array<Record<string, string>>>[
       { origin: APP_ORIGIN, 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' },
       { origin: `http://127.0.0.1:${open.port}`, 'sec-fetch-site': 'same-origin' },
