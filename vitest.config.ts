@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The slow adversarial part runs with `npm run test:adversarial` (vitest.adversarial.config.ts).
+    exclude: [...configDefaults.exclude, 'test/adversarial/slow/**'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,

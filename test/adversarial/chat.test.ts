@@ -224,7 +224,7 @@ describe('prompt input (#34, #35, #56, #57, #66)', () => {
 });
 
 describe('shutdown (#64)', () => {
-  it('closing the service with three running turns (one stubborn) leaves no process and ends every stream', async () => {
+  it('#64 closing the service with three running turns (one stubborn) leaves no process and ends every stream', async () => {
     const local = await startHostile();
     try {
       const turns = await Promise.all(['stubborn hang', 'slow 100', 'hang'].map((t) => local.open(t)));

@@ -75,7 +75,7 @@ describe('a full disk on every write path (#44, #47)', () => {
     await rm(home, { recursive: true, force: true });
   });
 
-  it('each write answers a {detail} 5xx and changes nothing on disk', async () => {
+  it('#44 #47 each write answers a {detail} 5xx and changes nothing on disk', async () => {
     for (const [name, write] of writes(svc, home)) {
       const res = await write();
       expect(res.status, `${name}: ${res.text.slice(0, 200)}`).toBe(500);
@@ -205,7 +205,7 @@ describe('the state of a store the service cannot parse (#74)', () => {
     await rm(home, { recursive: true, force: true });
   });
 
-  it('reads and writes answer a {detail} and never overwrite the damaged file', async () => {
+  it('#74 reads and writes answer a {detail} and never overwrite the damaged file', async () => {
     const digest = async (f: string) => createHash('sha256').update(await readFile(path.join(home, f))).digest('hex');
     const files = ['.runtimea/runtimea.json', '.space-state/state.json', '.space-state/connectors.json'];
     const before = await Promise.all(files.map(digest));

@@ -22,7 +22,7 @@ import { expectDetail, startAdversary, type TestService } from './harness.js';
 const root = path.resolve(import.meta.dirname, '../..');
 
 describe('destructive actions need a person (#75)', () => {
-  it('headless: restart, update and gateway restart are refused (501) whatever a local process sends', async () => {
+  it('#75 headless: restart, update and gateway restart are refused (501) whatever a local process sends', async () => {
     const svc = await startAdversary();
     try {
       for (const target of ['/app/restart', '/app/update', '/gateway/restart']) {
@@ -37,7 +37,7 @@ describe('destructive actions need a person (#75)', () => {
     }
   });
 
-  it('with a desktop host: 202 awaiting the click; nothing happens without it, a refusal does nothing, one at a time', async () => {
+  it('#75 with a desktop host: 202 awaiting the click; nothing happens without it, a refusal does nothing, one at a time', async () => {
     const acted: string[] = [];
     const answers: Array<(yes: boolean) => void> = [];
     const host: Host = {
@@ -138,7 +138,7 @@ describe('the OAuth redirect target (#16)', () => {
   const navigate = (target: string) => svc.get(target, { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' } });
   const tokenFile = (): Promise<string> => readFile(path.join(svc.home, '.space-state', 'connectors.json'), 'utf8').catch(() => '');
 
-  it('an unknown state, a missing one and a replayed one are refused and store nothing', async () => {
+  it('#16 an unknown state, a missing one and a replayed one are refused and store nothing', async () => {
     const before = await tokenFile();
     for (const query of ['?code=x&state=unknown', '?code=x', '?state=', '?error=access_denied&state=unknown']) {
       const res = await navigate(`/callback${query}`);

@@ -107,7 +107,7 @@ describe('bodies that lie about their length, never end, or are mislabelled, on 
 });
 
 describe('the service is reachable on loopback only (#17)', () => {
-  it('binds 127.0.0.1, not every interface: other local addresses are refused', async () => {
+  it('#17 binds 127.0.0.1, not every interface: other local addresses are refused', async () => {
     const addresses = ['127.0.0.2', ...Object.values(networkInterfaces()).flatMap((list) => (list ?? []).filter((a) => !a.internal && a.family === 'IPv4').map((a) => a.address))];
     for (const address of addresses) {
       const outcome = await new Promise<string>((resolve) => {
