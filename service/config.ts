@@ -28,6 +28,19 @@ export interface Config {
   readonly logLevel: string;
   /** Largest JSON request body, in bytes. */
   readonly jsonLimitBytes: number;
+  /** How long a bootstrap CLI may take to show its URL or code, or to answer a submitted code. */
+  readonly bootstrapStepTimeoutMs: number;
+  /** How long a started bootstrap flow (setup-token, device auth) waits for the user. */
+  readonly bootstrapSessionTtlMs: number;
+  /** Issuer the clib device login talks to (codex's hidden --experimental_issuer); undefined: codex's own. */
+  readonly clibIssuer: string | undefined;
+  /** Chat engine limits and timings (defaults are the spec's; tests shorten them). */
+  readonly chat: Readonly<ChatConfig>;
+  /**
+   * The environment the service was started with (what `loadConfig` read), minus the
+   * service's own secrets: what agent CLIs inherit, with HOME set to `home`.
+   */
+  readonly childEnv: Env;
   readonly bins: Readonly<{
     clia: string;
     clib: string;
@@ -45,11 +58,34 @@ export interface Config {
     stateFile: string;
     cliaSpace: string;
     clibSpace: string;
+    /** CODEX_HOME of every clib process the service starts: codex's auth.json lives here. */
+    codexHome: string;
     uploads: string;
   }>;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ChatConfig {
+  /** Concurrent turns (accepted and not yet ended) across all sessions; 429 above it. */
+  maxTurns: number;
+  /** Silence before a heartbeat: CLI runtimes (spec: 20 s) and runtimea (spec: 15 s). */
+  heartbeatCliMs: number;
+  heartbeatRuntimeaMs: number;
+  /** A prompt whose stream is never opened is dropped after this (the spec keeps it forever). */
+  unopenedTtlMs: number;
+  /** The recently-started record's lifetime after the first open (spec: 600 s). */
+  recentTtlMs: number;
+  /** How long a reconnect-mode open waits for the turn to end (spec: 300 s). */
+  reconnectWaitMs: number;
+  /** Bytes of event data kept per turn for Last-Event-ID replay. */
+  replayBytes: number;
+  /** After an abort's SIGINT, how long the program gets before its group is killed. */
+  abortGraceMs: number;
+}
+
+/** Variables of the service itself that no child program may inherit. */
+const SERVICE_SECRETS = ['SPACE_API_KEY', 'SPACE_TOKEN', 'SPACE_POLL_TOKEN', 'SPACE_AUTH_SESSION_ID'];
 
 export class ConfigError extends Error {}
 
@@ -61,11 +97,11 @@ export function loadConfig(env: Env = process.env): Config {
     host: parseLoopbackHost(env.SPACE_HOST),
     port: parsePort(env.SPACE_PORT),
     home,
-    upstreamUrl: nonEmpty(env.SPACE_UPSTREAM_URL)?.replace(/\/+$/, ''),
+    upstreamUrl: parseHttpUrl(env.SPACE_UPSTREAM_URL, 'SPACE_UPSTREAM_URL'),
     apiKey: nonEmpty(env.SPACE_API_KEY),
     authSessionId: nonEmpty(env.SPACE_AUTH_SESSION_ID),
     pollToken: nonEmpty(env.SPACE_POLL_TOKEN),
-    projectsRoot: expandHome(env.SPACE_PROJECTS_ROOT, home) ?? path.join(home, 'space-projects'),
+    projectsRoot: expandHome(env.SPACE_PROJECTS_ROOT, home, 'SPACE_PROJECTS_ROOT') ?? path.join(home, 'space-projects'),
     agentName: env.AGENT_NAME || 'runtimea',
     activeAgentId: nonEmpty(env.SPACE_ACTIVE_AGENT),
     localModelUrl: parseLoopbackUrl(env.SPACE_LOCALMODEL_URL),
@@ -75,6 +111,20 @@ export function loadConfig(env: Env = process.env): Config {
     token: nonEmpty(env.SPACE_TOKEN),
     logLevel: env.SPACE_LOG_LEVEL || 'info',
     jsonLimitBytes: 16 * 1024 * 1024,
+    bootstrapStepTimeoutMs: parsePositiveInt(env.SPACE_BOOTSTRAP_STEP_TIMEOUT_MS, 'SPACE_BOOTSTRAP_STEP_TIMEOUT_MS', 60_000),
+    bootstrapSessionTtlMs: parsePositiveInt(env.SPACE_BOOTSTRAP_SESSION_TTL_MS, 'SPACE_BOOTSTRAP_SESSION_TTL_MS', 900_000),
+    clibIssuer: parseHttpUrl(env.SPACE_CLIB_ISSUER, 'SPACE_CLIB_ISSUER'),
+    chat: Object.freeze({
+      maxTurns: parsePositiveInt(env.SPACE_CHAT_MAX_TURNS, 'SPACE_CHAT_MAX_TURNS', 8),
+      heartbeatCliMs: parsePositiveInt(env.SPACE_CHAT_HEARTBEAT_CLI_MS, 'SPACE_CHAT_HEARTBEAT_CLI_MS', 20_000),
+      heartbeatRuntimeaMs: parsePositiveInt(env.SPACE_CHAT_HEARTBEAT_RUNTIMEA_MS, 'SPACE_CHAT_HEARTBEAT_RUNTIMEA_MS', 15_000),
+      unopenedTtlMs: parsePositiveInt(env.SPACE_CHAT_UNOPENED_TTL_MS, 'SPACE_CHAT_UNOPENED_TTL_MS', 300_000),
+      recentTtlMs: parsePositiveInt(env.SPACE_CHAT_RECENT_TTL_MS, 'SPACE_CHAT_RECENT_TTL_MS', 600_000),
+      reconnectWaitMs: parsePositiveInt(env.SPACE_CHAT_RECONNECT_WAIT_MS, 'SPACE_CHAT_RECONNECT_WAIT_MS', 300_000),
+      replayBytes: parsePositiveInt(env.SPACE_CHAT_REPLAY_BYTES, 'SPACE_CHAT_REPLAY_BYTES', 512 * 1024),
+      abortGraceMs: parsePositiveInt(env.SPACE_CHAT_ABORT_GRACE_MS, 'SPACE_CHAT_ABORT_GRACE_MS', 3000),
+    }),
+    childEnv: Object.freeze(childEnvOf(env, home)),
     bins: Object.freeze({
       clia: env.SPACE_CLIA_BIN || 'claude',
       clib: env.SPACE_CLIB_BIN || 'codex',
@@ -92,6 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
       stateFile: path.join(home, '.space-state', 'state.json'),
       cliaSpace: path.join(home, 'clia-space'),
       clibSpace: path.join(home, 'clib-space'),
+      codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),
       uploads: path.join(home, 'uploads'),
     }),
   });
@@ -107,10 +158,10 @@ function resolveHome(value: string | undefined): string {
   }
 }
 
-function expandHome(value: string | undefined, home: string): string | undefined {
+function expandHome(value: string | undefined, home: string, name: string): string | undefined {
   if (!value) return undefined;
   const expanded = value === '~' ? home : value.startsWith('~/') ? path.join(home, value.slice(2)) : value;
-  if (!path.isAbsolute(expanded)) throw new ConfigError(`SPACE_PROJECTS_ROOT must be absolute, got ${value}`);
+  if (!path.isAbsolute(expanded)) throw new ConfigError(`${name} must be absolute, got ${value}`);
   return path.resolve(expanded);
 }
 
@@ -143,11 +194,39 @@ function parsePort(value: string | undefined): number {
   return port;
 }
 
+function parsePositiveInt(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive integer, got ${value}`);
+  return n;
+}
+
+function parseHttpUrl(value: string | undefined, name: string): string | undefined {
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is not a URL: ${value}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got ${value}`);
+  return value.replace(/\/+$/, '');
+}
+
 function parseHour(value: string | undefined): number {
   if (value === undefined || value === '') return 2;
   const hour = Number(value);
   if (!Number.isInteger(hour) || hour < 0 || hour > 23) throw new ConfigError(`USAGE_SYNC_HOUR_UTC must be 0-23, got ${value}`);
   return hour;
+}
+
+function childEnvOf(env: Env, home: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && !SERVICE_SECRETS.includes(key)) out[key] = value;
+  }
+  out.HOME = home;
+  return out;
 }
 
 function parseOrigins(value: string | undefined): string[] {

@@ -1,10 +1,13 @@
+import { SignIn } from './auth/sign-in.js';
 import { AuthState } from './auth/state.js';
+import { UpstreamClient } from './auth/upstream.js';
 import type { Config } from './config.js';
 import type { Host } from './host.js';
 import { SseRegistry } from './http/sse.js';
 import type { Logger } from './log.js';
 import { Supervisor } from './process/supervisor.js';
 import { SessionIndex } from './sessions/session-index.js';
+import type { AgentName, Runtime } from './runtimes/runtime.js';
 
 /** What every feature may use: built once per service, handed to each route module. */
 export interface ServiceContext {
@@ -16,6 +19,19 @@ export interface ServiceContext {
   readonly auth: AuthState;
   /** Every runtime's sessions, merged and kept fresh by watchers (started by createService). */
   readonly sessions: SessionIndex;
+  /** The upstream identity and usage service (sign-in, whoami, usage report). */
+  readonly upstream: UpstreamClient;
+  /** The poll-token sign-in; the trusted shell (Electron main) drives it in-process. */
+  readonly signIn: SignIn;
+  /** The registered agent runtimes (service/runtimes/registry.ts fills it at start-up). */
+  readonly runtimes: Map<AgentName, Runtime>;
+  /**
+   * Work to do first on shutdown, before open streams are ended and child groups are
+   * stopped (the chat engine aborts its running turns here so streams end with `done`).
+   */
+  onShutdown(task: () => Promise<void>): void;
+  /** Runs every shutdown task (once; index.ts calls it). */
+  runShutdownTasks(): Promise<void>;
   readonly startedAt: Date;
   /** The port actually listened on (the configured one, or the OS's pick for port 0). */
   port(): number;
@@ -26,17 +42,29 @@ export interface ServiceContext {
 export type Stage = 'starting' | 'ready' | 'stopping';
 
 export function createContext(config: Config, host: Host, log: Logger, state: { port(): number; stage(): Stage }): ServiceContext {
+  const auth = new AuthState(config.apiKey);
+  const upstream = new UpstreamClient(config.upstreamUrl);
+  const shutdownTasks: Array<() => Promise<void>> = [];
   return {
     config,
     host,
     log,
     supervisor: new Supervisor(log),
     streams: new SseRegistry(),
-    auth: new AuthState(config.apiKey),
     sessions: new SessionIndex(
       { runtimea: config.paths.runtimeaDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
       log,
     ),
+    auth,
+    upstream,
+    signIn: new SignIn(upstream, auth, config.apiKey !== undefined),
+    runtimes: new Map(),
+    onShutdown: (task) => void shutdownTasks.push(task),
+    runShutdownTasks: async () => {
+      const tasks = shutdownTasks.splice(0);
+      const results = await Promise.allSettled(tasks.map((task) => task()));
+      for (const r of results) if (r.status === 'rejected') log.error({ err: String(r.reason) }, 'shutdown task failed');
+    },
     startedAt: new Date(),
     port: state.port,
     stage: state.stage,

@@ -1,12 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
+import { consumeAtStartup } from './auth/startup.js';
 import type { Config } from './config.js';
 import { createContext, type ServiceContext, type Stage } from './context.js';
 import type { Host } from './host.js';
 import { buildApp } from './http/app.js';
 import { featureRouters } from './http/routes.js';
 import { createLogger, type Logger } from './log.js';
+import { createRuntimes } from './runtimes/registry.js';
 import { flushWrites } from './stores/atomic.js';
 
 export interface ServiceOptions {
@@ -33,11 +35,14 @@ export function createService(options: ServiceOptions): Service {
     port: () => (server?.address() as AddressInfo | null)?.port ?? options.config.port,
     stage: () => stage,
   });
+  for (const [name, runtime] of createRuntimes(ctx)) ctx.runtimes.set(name, runtime);
   const app = buildApp(ctx, [...featureRouters(ctx), ...(options.extraRoutes?.(ctx) ?? [])]);
   // Built off the request path: the first sessions request waits for it, nothing else does.
   ctx.sessions.start();
 
   const listen = async (): Promise<{ url: string; port: number }> => {
+    // Spec: a sign-in handed over at launch is consumed before the first request is served.
+    await consumeAtStartup(ctx);
     const s = createServer(app);
     // Uploads of 100 MB on a slow disk must not be cut by Node's 5-minute default;
     // SSE responses are long-lived by design.
@@ -62,6 +67,8 @@ export function createService(options: ServiceOptions): Service {
     (closing ??= (async () => {
       stage = 'stopping';
       const stopped = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
+      await ctx.runShutdownTasks();
+      await Promise.allSettled([...ctx.runtimes.values()].map((runtime) => runtime.close()));
       ctx.streams.closeAll();
       await ctx.sessions.close();
       await ctx.supervisor.stopAll();

@@ -1,6 +1,9 @@
 import type { Router } from 'express';
 import { agentRoutes } from '../agents/routes.js';
+import { authRoutes } from '../auth/routes.js';
+import { bootstrapRoutes } from '../bootstrap/routes.js';
 import { channelRoutes } from '../channels/routes.js';
+import { chatRoutes } from '../chat/routes.js';
 import { configRoutes } from '../config-api/routes.js';
 import type { ServiceContext } from '../context.js';
 import { filesRoutes } from '../files/routes.js';
@@ -15,6 +18,8 @@ export function featureRouters(ctx: ServiceContext): Router[] {
   return [
     statusRoutes(ctx),
     lifecycleRoutes(ctx),
+    authRoutes(ctx),
+    bootstrapRoutes(ctx),
     agentRoutes(ctx),
     secretsRoutes(ctx),
     configRoutes(ctx),
@@ -22,5 +27,6 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     channelRoutes(ctx),
     filesRoutes(ctx),
     sessionRoutes(ctx),
+    chatRoutes(ctx),
   ];
 }

@@ -149,7 +149,7 @@ describe('provider state objects', () => {
     expect((await svc.get('/api/config/provb-subscription')).json()).toEqual({ has_subscription: false });
     const claims = { 'https://api.openai.com/auth': { chatgpt_plan_type: 'plus' } };
     const jwt = ['e30', Buffer.from(JSON.stringify(claims)).toString('base64url'), 'sig'].join('.');
-    const codexDir = path.join(svc.home, '.codex');
+    const codexDir = svc.service.ctx.config.paths.codexHome;
     await mkdir(codexDir, { recursive: true });
     try {
       await writeFile(path.join(codexDir, 'auth.json'), JSON.stringify({ auth_mode: 'chatgpt', tokens: { id_token: jwt, refresh_token: 'rt-secret' } }));
