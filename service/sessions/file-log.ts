@@ -41,6 +41,9 @@ export interface Page {
 const CHECKPOINT_MESSAGES = 500;
 const CHECKPOINT_BYTES = 4 * 1024 * 1024;
 
+/** Says whether a raw log line is worth parsing (a reader that needs only some records). */
+export type LineSelect = (line: Buffer) => boolean;
+
 export function fileKey(st: Pick<Stats, 'ino' | 'size' | 'mtimeMs'>): FileKey {
   return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
 }
@@ -90,8 +93,11 @@ export class FileLogs {
     });
   }
 
-  /** Every entry from the line starting at `from` to the end; `end` resumes after the last one. */
-  async *entries(path: string, format: LogFormat, from = 0): AsyncGenerator<LogEntry & { end: number }> {
+  /**
+   * Every entry from the line starting at `from` to the end; `end` resumes after the last one.
+   * `select`, when given, sees each whole line first: a line it refuses is not parsed.
+   */
+  async *entries(path: string, format: LogFormat, from = 0, select?: LineSelect): AsyncGenerator<LogEntry & { end: number }> {
     const fh = await open(path, 'r');
     try {
       const st = await fh.stat();
@@ -99,7 +105,7 @@ export class FileLogs {
       let end = from;
       for await (const batch of forwardLines(fh, from, st.size)) {
         for (const line of batch) {
-          for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield { ...entry, end: line.end };
+          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield { ...entry, end: line.end };
           end = line.end;
         }
       }

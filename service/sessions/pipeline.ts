@@ -1,4 +1,5 @@
 import type { AgentName } from '../runtimes/runtime.js';
+import type { LineSelect } from './file-log.js';
 import type { SessionIndex } from './session-index.js';
 import type { LogEntry, LogRef } from './types.js';
 
@@ -54,10 +55,11 @@ export function startCursor(): Cursor {
 /**
  * Every entry from `cursor.position` on, in log order. The cursor is advanced as entries
  * are consumed. Usage records without a time of their own (clia `result`) get the time of
- * the entry before them.
+ * the entry before them. `select` (see LogReader.entries) lets a reader skip lines it has no
+ * use for; `index` may be a bare `{logs: new LogReader()}` (a worker thread has no index).
  */
-export async function* readLog(index: SessionIndex, log: LogRef, cursor: Cursor): AsyncGenerator<AnnotatedEntry> {
-  for await (const entry of index.logs.entries(log, cursor.position)) {
+export async function* readLog(index: Pick<SessionIndex, 'logs'>, log: LogRef, cursor: Cursor, select?: LineSelect): AsyncGenerator<AnnotatedEntry> {
+  for await (const entry of index.logs.entries(log, cursor.position, select)) {
     if (entry.kind === 'message') {
       const m = entry.message;
       if (m.role === 'user') {

@@ -477,7 +477,7 @@ function isMissing(err: unknown): boolean {
 }
 
 /** Runs `task` over `items`, at most `limit` at a time. */
-async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+export async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) await task(items[next++]!);

@@ -60,6 +60,11 @@ export interface UsageRecord {
   usage: Usage;
   /** How long the call or turn took, when the log states it. */
   durationMs?: number;
+  /**
+   * Set when the log may hold the same model call more than once (Claude Code's on-disk
+   * records repeat a message's usage on each of its content blocks): count one record per key.
+   */
+  dedupeKey?: string;
 }
 
 /**
