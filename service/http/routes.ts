@@ -12,6 +12,7 @@ import { onboardingRoutes } from '../onboarding/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
 import { sessionRoutes } from '../sessions/routes.js';
 import { statusRoutes } from '../status/routes.js';
+import { usageRoutes } from '../usage/routes.js';
 
 /** Every feature's router, in one list: the map from the spec's sections to code. */
 export function featureRouters(ctx: ServiceContext): Router[] {
@@ -28,5 +29,6 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     filesRoutes(ctx),
     sessionRoutes(ctx),
     chatRoutes(ctx),
+    usageRoutes(ctx),
   ];
 }
