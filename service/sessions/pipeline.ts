@@ -64,7 +64,7 @@ export async function* readLog(index: Pick<SessionIndex, 'logs'>, log: LogRef, c
       const m = entry.message;
       if (m.role === 'user') {
         cursor.turn++;
-        cursor.turnStartedAt = m.timestamp;
+        cursor.turnStartedAt = entry.sentAt ?? m.timestamp;
         cursor.tools = [];
       } else if (m.tool_call) cursor.tools.push(m.tool_call.name);
       cursor.lastTime = m.timestamp;

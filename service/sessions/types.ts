@@ -72,7 +72,13 @@ export interface UsageRecord {
  * `position` is the line's byte offset in the log (the row's seq for the SQLite store).
  */
 export type LogEntry =
-  | { kind: 'message'; position: number; message: Message }
+  | {
+      kind: 'message';
+      position: number;
+      message: Message;
+      /** When a prompt was sent, where the log records it apart from when it was written (OpenClaw writes a turn's records as it ends). */
+      sentAt?: string;
+    }
   | { kind: 'usage'; position: number; usage: UsageRecord };
 
 /** The on-disk log formats the pipeline reads. */
