@@ -1,10 +1,10 @@
 import type { FileHandle } from 'node:fs/promises';
 import { open } from './disk.js';
-import type { Stats } from 'node:fs';
+import { closeSync, fstatSync, openSync, type Stats } from 'node:fs';
 import { KeyedLock } from '../stores/lock.js';
 import type { LineContext } from './formats/index.js';
 import { countLine, lineEntries } from './line-entries.js';
-import { backwardLines, forwardLines, readRange } from './lines.js';
+import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';
 
 /** What a cached count is valid for: the file's identity, size and mtime. */
@@ -113,6 +113,26 @@ export class FileLogs {
       if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield { ...entry, end: st.size };
     } finally {
       await fh.close();
+    }
+  }
+
+  /** entries() with synchronous reads, for readers off the main thread (a worker's scan). */
+  *entriesSync(path: string, format: LogFormat, from = 0, select?: LineSelect): Generator<LogEntry & { end: number }> {
+    const fd = openSync(path, 'r');
+    try {
+      const st = fstatSync(fd);
+      const fallbackTime = new Date(st.mtimeMs).toISOString();
+      let end = from;
+      for (const batch of forwardLinesSync(fd, from, st.size)) {
+        for (const line of batch) {
+          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield { ...entry, end: line.end };
+          end = line.end;
+        }
+      }
+      const tail = readRangeSync(fd, end, st.size);
+      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield { ...entry, end: st.size };
+    } finally {
+      closeSync(fd);
     }
   }
 

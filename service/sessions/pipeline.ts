@@ -59,32 +59,39 @@ export function startCursor(): Cursor {
  * use for; `index` may be a bare `{logs: new LogReader()}` (a worker thread has no index).
  */
 export async function* readLog(index: Pick<SessionIndex, 'logs'>, log: LogRef, cursor: Cursor, select?: LineSelect): AsyncGenerator<AnnotatedEntry> {
-  for await (const entry of index.logs.entries(log, cursor.position, select)) {
-    if (entry.kind === 'message') {
-      const m = entry.message;
-      if (m.role === 'user') {
-        cursor.turn++;
-        cursor.turnStartedAt = entry.sentAt ?? m.timestamp;
-        cursor.tools = [];
-      } else if (m.tool_call) cursor.tools.push(m.tool_call.name);
-      cursor.lastTime = m.timestamp;
-      cursor.position = entry.end;
-      yield { ...entry, turn: cursor.turn, ...(cursor.turnStartedAt ? { turnStartedAt: cursor.turnStartedAt } : {}) };
-      continue;
-    }
-    const timestamp = entry.usage.timestamp ?? cursor.lastTime;
-    const tools = cursor.tools;
-    cursor.tools = [];
-    if (timestamp) cursor.lastTime = timestamp;
+  for await (const entry of index.logs.entries(log, cursor.position, select)) yield annotate(entry, cursor);
+}
+
+/** readLog of a JSONL log with synchronous reads, for a scan on a worker thread. */
+export function* readFileLogSync(reader: Pick<SessionIndex, 'logs'>, log: Extract<LogRef, { kind: 'file' }>, cursor: Cursor, select?: LineSelect): Generator<AnnotatedEntry> {
+  for (const entry of reader.logs.files.entriesSync(log.path, log.format, cursor.position, select)) yield annotate(entry, cursor);
+}
+
+/** One entry with its turn, tools and response time; moves the cursor past it. */
+function annotate(entry: LogEntry & { end: number }, cursor: Cursor): AnnotatedEntry {
+  if (entry.kind === 'message') {
+    const m = entry.message;
+    if (m.role === 'user') {
+      cursor.turn++;
+      cursor.turnStartedAt = entry.sentAt ?? m.timestamp;
+      cursor.tools = [];
+    } else if (m.tool_call) cursor.tools.push(m.tool_call.name);
+    cursor.lastTime = m.timestamp;
     cursor.position = entry.end;
-    const response = timestamp && cursor.turnStartedAt ? Date.parse(timestamp) - Date.parse(cursor.turnStartedAt) : NaN;
-    yield {
-      ...entry,
-      usage: { ...entry.usage, ...(timestamp ? { timestamp } : {}) },
-      turn: cursor.turn,
-      ...(cursor.turnStartedAt ? { turnStartedAt: cursor.turnStartedAt } : {}),
-      tools,
-      ...(Number.isFinite(response) && response >= 0 ? { responseMs: response } : {}),
-    };
+    return { ...entry, turn: cursor.turn, ...(cursor.turnStartedAt ? { turnStartedAt: cursor.turnStartedAt } : {}) };
   }
+  const timestamp = entry.usage.timestamp ?? cursor.lastTime;
+  const tools = cursor.tools;
+  cursor.tools = [];
+  if (timestamp) cursor.lastTime = timestamp;
+  cursor.position = entry.end;
+  const response = timestamp && cursor.turnStartedAt ? Date.parse(timestamp) - Date.parse(cursor.turnStartedAt) : NaN;
+  return {
+    ...entry,
+    usage: { ...entry.usage, ...(timestamp ? { timestamp } : {}) },
+    turn: cursor.turn,
+    ...(cursor.turnStartedAt ? { turnStartedAt: cursor.turnStartedAt } : {}),
+    tools,
+    ...(Number.isFinite(response) && response >= 0 ? { responseMs: response } : {}),
+  };
 }
