@@ -30,7 +30,15 @@ export function dayOfMs(ms: number): number {
   return Math.floor(ms / DAY_MS);
 }
 
+const dates = new Map<number, string>();
+
 /** YYYY-MM-DD of a day number. */
 export function dateOf(day: number): string {
-  return new Date(day * DAY_MS).toISOString().slice(0, 10);
+  let date = dates.get(day);
+  if (date === undefined) {
+    date = new Date(day * DAY_MS).toISOString().slice(0, 10);
+    if (dates.size > 100_000) dates.clear();
+    dates.set(day, date);
+  }
+  return date;
 }

@@ -5,6 +5,8 @@ import { PriceDocument, priceTable, type PriceTable } from './pricing.js';
 
 export interface CurrentPrices {
   table: PriceTable;
+  /** What the table was made of (sent to scan workers, which build their own). */
+  documents: { builtin: PriceDocument; override?: PriceDocument };
   /** Changes whenever the prices in force change (the override file was edited). */
   version: string;
   /** Why the override file is not in force, when it exists but cannot be used. */
@@ -36,7 +38,7 @@ export class PriceFiles {
     const st = await stat(this.overrideFile).catch(() => undefined);
     const key = st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'none';
     if (this.cached?.key === key) return this.cached;
-    const loaded = st ? await this.withOverride() : { table: priceTable(this.builtin) };
+    const loaded = st ? await this.withOverride() : { table: priceTable(this.builtin), documents: { builtin: this.builtin } };
     this.cached = { ...loaded, version: `${this.builtin.as_of ?? ''}/${key}`, key };
     return this.cached;
   }
@@ -45,13 +47,13 @@ export class PriceFiles {
     let overrideError: string;
     try {
       const parsed = PriceDocument.safeParse(JSON.parse(await readFile(this.overrideFile, 'utf8')));
-      if (parsed.success) return { table: priceTable(this.builtin, parsed.data) };
+      if (parsed.success) return { table: priceTable(this.builtin, parsed.data), documents: { builtin: this.builtin, override: parsed.data } };
       const issue = parsed.error.issues[0];
       overrideError = `${issue?.path.join('.') || 'document'}: ${issue?.message ?? 'invalid'}`;
     } catch (err) {
       overrideError = err instanceof SyntaxError ? `not JSON: ${err.message}` : String((err as Error).message ?? err);
     }
     this.log.warn({ file: this.overrideFile, error: overrideError }, 'usage price override ignored');
-    return { table: priceTable(this.builtin), overrideError };
+    return { table: priceTable(this.builtin), documents: { builtin: this.builtin }, overrideError };
   }
 }

@@ -5,9 +5,11 @@ import { eachLimited, type LogChange, type SessionIndex } from '../sessions/sess
 import type { LogRef } from '../sessions/types.js';
 import { Pricer, startState, type ScanState } from './collect.js';
 import { dayOfMs } from './days.js';
-import type { PriceFiles } from './price-file.js';
+import type { CurrentPrices, PriceFiles } from './price-file.js';
+import type { BatchRequest, BatchResult } from './scan-batch.js';
 import { scanLog } from './scan.js';
 import { emptyUsage, type LogUsage, type SessionUsage } from './types.js';
+import type { ScanWorkers } from './workers.js';
 
 interface Tracked {
   /** What the log was when last read: a file's inode and size. */
@@ -18,6 +20,9 @@ interface Tracked {
 }
 
 const SCAN_CONCURRENCY = 8;
+/** New logs that make a cold pass worth the workers, and logs per batch sent to one. */
+const WORKER_MIN_LOGS = 8;
+const WORKER_BATCH = 64;
 
 /**
  * Every session's usage, recomputed on each request from per-log aggregates that are read
@@ -38,6 +43,8 @@ export class UsageStore {
     private readonly index: SessionIndex,
     private readonly prices: PriceFiles,
     private readonly log: Logger,
+    /** Threads for the cold pass; without them every log is read in-process. */
+    private readonly workers?: ScanWorkers,
   ) {}
 
   start(): void {
@@ -46,9 +53,11 @@ export class UsageStore {
     });
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    await this.queue;
+    await this.workers?.close();
   }
 
   /** Every session with a log, newest first, each with its usage brought up to date. */
@@ -72,13 +81,40 @@ export class UsageStore {
     const wanted = new Set(logs.map((l) => logId(l.log)));
     for (const id of this.tracked.keys()) if (!wanted.has(id)) this.tracked.delete(id);
     const todo = logs.filter((l) => !this.tracked.has(logId(l.log)) || dirty.has(pathOf(l.log)));
-    await eachLimited(todo, SCAN_CONCURRENCY, (l) => this.read(l, pricer));
+    // New JSONL logs are read from the start on worker threads when there are enough of them;
+    // what was appended to known logs, and the other stores, in-process.
+    const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)));
+    const onWorkers = this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : [];
+    const inProcess = onWorkers.length > 0 ? todo.filter((l) => !onWorkers.includes(l)) : todo;
+    await Promise.all([this.readOnWorkers(onWorkers, prices, pricer), eachLimited(inProcess, SCAN_CONCURRENCY, (l) => this.read(l, pricer))]);
     const sessions: SessionUsage[] = [];
     for (const l of logs) {
       const t = this.tracked.get(logId(l.log));
       if (t) sessions.push({ sessionId: l.sessionId, agentName: l.agentName, title: l.title, updatedAtMs: l.updatedAtMs, usage: t.usage });
     }
     return { sessions, ...(prices.overrideError ? { overrideError: prices.overrideError } : {}) };
+  }
+
+  private async readOnWorkers(logs: SessionLog[], prices: CurrentPrices, pricer: Pricer): Promise<void> {
+    if (logs.length === 0) return;
+    const batches: BatchRequest[] = [];
+    for (let i = 0; i < logs.length; i += WORKER_BATCH) {
+      batches.push({ prices: prices.documents, logs: logs.slice(i, i + WORKER_BATCH).map((l) => ({ key: logId(l.log), ref: l.log as Extract<LogRef, { kind: 'file' }> })) });
+    }
+    let results: BatchResult[][];
+    try {
+      results = await this.workers!.run(batches);
+    } catch {
+      await eachLimited(logs, SCAN_CONCURRENCY, (l) => this.read(l, pricer));
+      return;
+    }
+    for (const r of results.flat()) {
+      if ('error' in r) {
+        if (r.code !== 'ENOENT' && r.code !== 'ENOTDIR') this.log.warn({ log: r.key, err: r.error }, 'usage: log not read');
+        continue;
+      }
+      this.tracked.set(r.key, { ino: r.ino, size: r.size, state: r.state, usage: r.usage });
+    }
   }
 
   /** Reads what is new in one log; a log that is gone or unreadable is left out. */

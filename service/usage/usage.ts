@@ -11,6 +11,7 @@ import { PriceFiles } from './price-file.js';
 import { UsageStore } from './store.js';
 import { UsageSync } from './sync.js';
 import type { SessionUsage } from './types.js';
+import { ScanWorkers } from './workers.js';
 
 /** The files of this feature, all derived from HOME and the app root. */
 export function usagePaths(ctx: Pick<ServiceContext, 'config'>): { prices: string; override: string; watermark: string } {
@@ -34,7 +35,7 @@ export class UsageService {
   ) {
     const files = usagePaths(ctx);
     this.prices = new PriceFiles(files.prices, files.override, ctx.log);
-    this.store = new UsageStore(ctx.sessions, this.prices, ctx.log);
+    this.store = new UsageStore(ctx.sessions, this.prices, ctx.log, new ScanWorkers(ctx.log));
     this.sync = new UsageSync(
       { sessions: async () => (await this.store.sessions()).sessions, auth: ctx.auth, upstream: ctx.upstream, log: ctx.log },
       { hourUtc: ctx.config.usageSyncHourUtc, file: files.watermark, now },
@@ -48,7 +49,7 @@ export class UsageService {
 
   async stop(): Promise<void> {
     await this.sync.stop();
-    this.store.stop();
+    await this.store.stop();
   }
 
   async report(days: number): Promise<UsageReport & { prices_override_error?: string }> {
