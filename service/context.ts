@@ -6,8 +6,8 @@ import type { Host } from './host.js';
 import { SseRegistry } from './http/sse.js';
 import type { Logger } from './log.js';
 import { Supervisor } from './process/supervisor.js';
-import { SessionIndex } from './sessions/session-index.js';
 import type { AgentName, Runtime } from './runtimes/runtime.js';
+import { SessionIndex } from './sessions/session-index.js';
 
 /** What every feature may use: built once per service, handed to each route module. */
 export interface ServiceContext {
@@ -17,8 +17,6 @@ export interface ServiceContext {
   readonly supervisor: Supervisor;
   readonly streams: SseRegistry;
   readonly auth: AuthState;
-  /** Every runtime's sessions, merged and kept fresh by watchers (started by createService). */
-  readonly sessions: SessionIndex;
   /** The upstream identity and usage service (sign-in, whoami, usage report). */
   readonly upstream: UpstreamClient;
   /** The poll-token sign-in; the trusted shell (Electron main) drives it in-process. */
@@ -32,6 +30,8 @@ export interface ServiceContext {
   onShutdown(task: () => Promise<void>): void;
   /** Runs every shutdown task (once; index.ts calls it). */
   runShutdownTasks(): Promise<void>;
+  /** Every runtime's sessions, merged and kept fresh by watchers (started by createService). */
+  readonly sessions: SessionIndex;
   readonly startedAt: Date;
   /** The port actually listened on (the configured one, or the OS's pick for port 0). */
   port(): number;
@@ -51,10 +51,6 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     log,
     supervisor: new Supervisor(log),
     streams: new SseRegistry(),
-    sessions: new SessionIndex(
-      { runtimea: config.paths.runtimeaDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
-      log,
-    ),
     auth,
     upstream,
     signIn: new SignIn(upstream, auth, config.apiKey !== undefined),
@@ -65,6 +61,11 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
       const results = await Promise.allSettled(tasks.map((task) => task()));
       for (const r of results) if (r.status === 'rejected') log.error({ err: String(r.reason) }, 'shutdown task failed');
     },
+    sessions: new SessionIndex(
+      { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
+      log,
+      { countsFile: config.paths.sessionCountsFile },
+    ),
     startedAt: new Date(),
     port: state.port,
     stage: state.stage,

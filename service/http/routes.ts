@@ -5,10 +5,12 @@ import { bootstrapRoutes } from '../bootstrap/routes.js';
 import { channelRoutes } from '../channels/routes.js';
 import { chatRoutes } from '../chat/routes.js';
 import { configRoutes } from '../config-api/routes.js';
+import { connectorRoutes } from '../connectors/routes.js';
 import type { ServiceContext } from '../context.js';
 import { filesRoutes } from '../files/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
+import { runtimeaRoutes } from '../runtimes/runtimea/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
 import { sessionRoutes } from '../sessions/routes.js';
 import { statusRoutes } from '../status/routes.js';
@@ -26,9 +28,11 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     configRoutes(ctx),
     onboardingRoutes(ctx),
     channelRoutes(ctx),
+    runtimeaRoutes(ctx),
     filesRoutes(ctx),
-    sessionRoutes(ctx),
     chatRoutes(ctx),
+    sessionRoutes(ctx),
+    ...connectorRoutes(ctx),
     usageRoutes(ctx),
   ];
 }

@@ -1,7 +1,8 @@
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import { sessionLogs, type SessionLog } from '../sessions/pipeline.js';
-import { eachLimited, type LogChange, type SessionIndex } from '../sessions/session-index.js';
+import { eachLimited } from '../sessions/limit.js';
+import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
 import { Pricer, startState, type ScanState } from './collect.js';
 import { dayOfMs } from './days.js';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import { sessionLogs } from '../sessions/pipeline.js';
-import { eachLimited } from '../sessions/session-index.js';
+import { eachLimited } from '../sessions/limit.js';
 import { usageReport, type UsageReport } from './aggregate.js';
 import { Pricer } from './collect.js';
 import { dayOfMs } from './days.js';
