@@ -103,8 +103,10 @@ export class UsageStore {
       batches.push({ prices: prices.documents, logs: logs.slice(i, i + WORKER_BATCH).map((l) => ({ key: logId(l.log), ref: l.log as Extract<LogRef, { kind: 'file' }> })) });
     }
     let results: BatchResult[][];
+    const started = Date.now();
     try {
       results = await this.workers!.run(batches);
+      this.log.debug({ logs: logs.length, ms: Date.now() - started }, 'usage: new logs read on scan workers');
     } catch {
       await eachLimited(logs, SCAN_CONCURRENCY, (l) => this.read(l, pricer));
       return;
