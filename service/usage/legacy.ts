@@ -1,4 +1,4 @@
-import { readLog, type SessionLog } from '../sessions/pipeline.js';
+import { readLog, startCursor, type SessionLog } from '../sessions/pipeline.js';
 import type { SessionIndex } from '../sessions/session-index.js';
 import { addTokens, compare, tokensOf, usd, zeroTokens } from './aggregate.js';
 import { type Pricer, recordCost, UNKNOWN_MODEL } from './collect.js';
@@ -23,7 +23,7 @@ export interface AnalyticsMessage {
 /** Every usage record of one runtimea log, in log order (read now: this family is not cached). */
 export async function analyticsOf(reader: Pick<SessionIndex, 'logs'>, session: SessionLog, pricer: Pricer): Promise<AnalyticsMessage[]> {
   const out: AnalyticsMessage[] = [];
-  const cursor = { position: 0, turn: 0, tools: [] as string[] };
+  const cursor = startCursor();
   const select = session.log.kind === 'file' ? USAGE_LINES[session.log.format] : undefined;
   for await (const entry of readLog(reader, session.log, cursor, select)) {
     if (entry.kind !== 'usage') continue;

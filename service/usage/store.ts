@@ -20,6 +20,13 @@ interface Tracked {
   usage: LogUsage;
 }
 
+/** A pass cut short by shutdown. */
+export class StoreStopped extends Error {
+  constructor() {
+    super('usage store stopped');
+  }
+}
+
 const SCAN_CONCURRENCY = 8;
 /** New logs that make a cold pass worth the workers, and logs per batch sent to one. */
 const WORKER_MIN_LOGS = 8;
@@ -39,6 +46,7 @@ export class UsageStore {
   private pricesVersion: string | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
+  private closed = false;
 
   constructor(
     private readonly index: SessionIndex,
@@ -54,10 +62,11 @@ export class UsageStore {
     });
   }
 
+  /** Stops listening; a pass under way stops at the next log, and its request fails. */
   async stop(): Promise<void> {
+    this.closed = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    await this.queue;
     await this.workers?.close();
   }
 
@@ -88,6 +97,8 @@ export class UsageStore {
     const onWorkers = this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : [];
     const inProcess = onWorkers.length > 0 ? todo.filter((l) => !onWorkers.includes(l)) : todo;
     await Promise.all([this.readOnWorkers(onWorkers, prices, pricer), eachLimited(inProcess, SCAN_CONCURRENCY, (l) => this.read(l, pricer))]);
+    // Half a pass is no report (the daily sync must never send one).
+    if (this.closed) throw new StoreStopped();
     const sessions: SessionUsage[] = [];
     for (const l of logs) {
       const t = this.tracked.get(logId(l.log));
@@ -108,6 +119,7 @@ export class UsageStore {
       results = await this.workers!.run(batches);
       this.log.debug({ logs: logs.length, ms: Date.now() - started }, 'usage: new logs read on scan workers');
     } catch {
+      if (this.closed) return;
       await eachLimited(logs, SCAN_CONCURRENCY, (l) => this.read(l, pricer));
       return;
     }
@@ -122,6 +134,7 @@ export class UsageStore {
 
   /** Reads what is new in one log; a log that is gone or unreadable is left out. */
   private async read(l: SessionLog, pricer: Pricer): Promise<void> {
+    if (this.closed) return;
     const id = logId(l.log);
     let t = this.tracked.get(id);
     let fallbackDay = dayOfMs(l.updatedAtMs || Date.now());

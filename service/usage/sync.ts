@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import { JsonFile } from '../stores/json-file.js';
 import { dateOf, dayOf, dayOfMs } from './days.js';
 import { reportRows, type UsageReportBody } from './report-body.js';
+import { StoreStopped } from './store.js';
 import type { SessionUsage } from './types.js';
 
 /**
@@ -96,6 +97,7 @@ export class UsageSync {
   tick(): Promise<TickOutcome> {
     if (this.running) return Promise.resolve('busy');
     const run = this.check().catch((err: unknown) => {
+      if (err instanceof StoreStopped) return 'failed' as const;
       this.deps.log.error({ err: String(err) }, 'usage sync failed');
       return 'failed' as const;
     });

@@ -47,9 +47,11 @@ export class UsageService {
     this.sync.start();
   }
 
+  /** Stops the timer, then the store (a pass under way ends at its next log), then waits for a report under way. */
   async stop(): Promise<void> {
-    await this.sync.stop();
+    const sync = this.sync.stop();
     await this.store.stop();
+    await sync;
   }
 
   async report(days: number): Promise<UsageReport & { prices_override_error?: string }> {
