@@ -18,23 +18,11 @@ import { startChildService, type ChildService } from '../test/helpers/child-serv
 import { programPath } from '../test/tools/programs.mjs';
 import { writeClaudeLayout } from './claude-layout.js';
 import { cliaLines, random, turns, writeCorpus } from './corpus.js';
-import { MB, median, row } from './lib.js';
+import { MB, median, ok, row, timed } from './lib.js';
 
 const TARGET = Number(process.env.USAGE_BENCH_MB ?? 1024) * MB;
 const MAX_TURNS = 60;
 const DAY = 86_400_000;
-
-async function timed<T>(task: () => Promise<T> | T): Promise<[number, T]> {
-  const started = process.hrtime.bigint();
-  const result = await task();
-  return [Number(process.hrtime.bigint() - started) / 1e6, result];
-}
-
-async function ok(service: ChildService, target: string): Promise<any> {
-  const res = await service.request('GET', target);
-  if (res.status !== 200) throw new Error(`${target}: ${res.status} ${res.text}`);
-  return res.json();
-}
 
 async function waitFor(service: ChildService, pattern: RegExp, ms = 600_000): Promise<RegExpExecArray> {
   const deadline = Date.now() + ms;

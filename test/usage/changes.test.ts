@@ -6,7 +6,7 @@ import type { LogRef } from '../../service/sessions/types.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { runtimeaSessionsDir } from '../sessions/fixtures.js';
 import { IDS, writeUsageCorpus } from './corpus.js';
-import { at, awayFromMidnight, cliaTurn, runtimeaTranscript } from './seed.js';
+import { at, awayFromMidnight, cliaTurn, runtimeaTranscript, usageOf } from './seed.js';
 
 let svc: TestService;
 let home: string;
@@ -32,11 +32,7 @@ afterEach(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-async function usage(query = ''): Promise<any> {
-  const res = await svc.get(`/api/usage${query}`);
-  expect(res.status, res.text).toBe(200);
-  return res.json();
-}
+const usage = (query = ''): Promise<any> => usageOf(svc, query);
 
 /** Polls the report until `ok` holds (the session index learns of changes from its watcher). */
 async function until(ok: (body: any) => boolean, query = ''): Promise<any> {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../helpers/service.js';
 import { IDS, writeUsageCorpus } from './corpus.js';
-import { awayFromMidnight, dateAt } from './seed.js';
+import { awayFromMidnight, dateAt, usageOf } from './seed.js';
 
 let svc: TestService;
 let home: string;
@@ -21,11 +21,7 @@ afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-async function usage(query = ''): Promise<any> {
-  const res = await svc.get(`/api/usage${query}`);
-  expect(res.status, res.text).toBe(200);
-  return res.json();
-}
+const usage = (query = ''): Promise<any> => usageOf(svc, query);
 
 describe('GET /api/usage over every log format (figures worked out in corpus.ts)', () => {
   it('the default window is 30 days: totals, tokens and cost to the micro-dollar', async () => {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { expect } from 'vitest';
+import type { TestService } from '../helpers/service.js';
 import { fixtureLines, runtimeaSessionsDir } from '../sessions/fixtures.js';
 
 /**
@@ -20,6 +22,13 @@ export function at(days: number, time: string): Date {
 /** YYYY-MM-DD of today + `days`. */
 export function dateAt(days: number): string {
   return at(days, '00:00:00.000').toISOString().slice(0, 10);
+}
+
+/** GET /api/usage`query`, which must answer 200. */
+export async function usageOf(svc: TestService, query = ''): Promise<any> {
+  const res = await svc.get(`/api/usage${query}`);
+  expect(res.status, res.text).toBe(200);
+  return res.json();
 }
 
 /** Waits past midnight UTC when it is under a minute away, so "today" holds for a test. */
