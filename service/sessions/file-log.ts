@@ -136,12 +136,12 @@ export class FileLogs {
       let end = from;
       for await (const batch of forwardLines(fh, from, st.size)) {
         for (const line of batch) {
-          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield { ...entry, end: line.end };
+          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield ended(entry, line.end);
           end = line.end;
         }
       }
       const tail = await readRange(fh, end, st.size);
-      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield { ...entry, end: st.size };
+      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield ended(entry, st.size);
     } finally {
       await fh.close();
     }
@@ -156,12 +156,12 @@ export class FileLogs {
       let end = from;
       for (const batch of forwardLinesSync(fd, from, st.size)) {
         for (const line of batch) {
-          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield { ...entry, end: line.end };
+          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield ended(entry, line.end);
           end = line.end;
         }
       }
       const tail = readRangeSync(fd, end, st.size);
-      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield { ...entry, end: st.size };
+      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield ended(entry, st.size);
     } finally {
       closeSync(fd);
     }
@@ -234,6 +234,13 @@ function nearestCheckpoint(state: CountState, index: number): Checkpoint {
     else hi = mid - 1;
   }
   return cps[lo]!;
+}
+
+/** The entry, marked with where to resume after it (entries are made fresh per read: no copy needed). */
+function ended(entry: LogEntry, end: number): LogEntry & { end: number } {
+  const marked = entry as LogEntry & { end: number };
+  marked.end = end;
+  return marked;
 }
 
 function ctxAt(position: number, fallbackTime: string): LineContext {

@@ -67,8 +67,12 @@ export function* readFileLogSync(reader: Pick<SessionIndex, 'logs'>, log: Extrac
   for (const entry of reader.logs.files.entriesSync(log.path, log.format, cursor.position, select)) yield annotate(entry, cursor);
 }
 
-/** One entry with its turn, tools and response time; moves the cursor past it. */
+/**
+ * One entry with its turn, tools and response time; moves the cursor past it. The entry is
+ * annotated in place (the readers make each entry afresh; a cached record's `usage` is copied).
+ */
 function annotate(entry: LogEntry & { end: number }, cursor: Cursor): AnnotatedEntry {
+  const out = entry as AnnotatedEntry;
   if (entry.kind === 'message') {
     const m = entry.message;
     if (m.role === 'user') {
@@ -78,7 +82,9 @@ function annotate(entry: LogEntry & { end: number }, cursor: Cursor): AnnotatedE
     } else if (m.tool_call) cursor.tools.push(m.tool_call.name);
     cursor.lastTime = m.timestamp;
     cursor.position = entry.end;
-    return { ...entry, turn: cursor.turn, ...(cursor.turnStartedAt ? { turnStartedAt: cursor.turnStartedAt } : {}) };
+    out.turn = cursor.turn;
+    if (cursor.turnStartedAt) out.turnStartedAt = cursor.turnStartedAt;
+    return out;
   }
   const timestamp = entry.usage.timestamp ?? cursor.lastTime;
   const tools = cursor.tools;
@@ -86,12 +92,11 @@ function annotate(entry: LogEntry & { end: number }, cursor: Cursor): AnnotatedE
   if (timestamp) cursor.lastTime = timestamp;
   cursor.position = entry.end;
   const response = timestamp && cursor.turnStartedAt ? Date.parse(timestamp) - Date.parse(cursor.turnStartedAt) : NaN;
-  return {
-    ...entry,
-    usage: { ...entry.usage, ...(timestamp ? { timestamp } : {}) },
-    turn: cursor.turn,
-    ...(cursor.turnStartedAt ? { turnStartedAt: cursor.turnStartedAt } : {}),
-    tools,
-    ...(Number.isFinite(response) && response >= 0 ? { responseMs: response } : {}),
-  };
+  const usage = out as Extract<AnnotatedEntry, { kind: 'usage' }>;
+  if (timestamp && timestamp !== entry.usage.timestamp) usage.usage = { ...entry.usage, timestamp };
+  usage.turn = cursor.turn;
+  if (cursor.turnStartedAt) usage.turnStartedAt = cursor.turnStartedAt;
+  usage.tools = tools;
+  if (Number.isFinite(response) && response >= 0) usage.responseMs = response;
+  return usage;
 }

@@ -55,9 +55,13 @@ export class UsageService {
   }
 
   async report(days: number): Promise<UsageReport & { prices_override_error?: string }> {
+    const started = Date.now();
     const { sessions, overrideError } = await this.store.sessions();
+    const read = Date.now();
     const report = usageReport(sessions, { days, today: dayOfMs(this.now()), pricesAsOf: this.prices.asOf });
+    const summed = Date.now();
     await this.fillTitles(report.by_session);
+    this.ctx.log.debug({ days, read_ms: read - started, sum_ms: summed - read, titles_ms: Date.now() - summed }, 'usage report');
     return overrideError ? { ...report, prices_override_error: overrideError } : report;
   }
 
