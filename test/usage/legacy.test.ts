@@ -102,3 +102,21 @@ describe("runtimea's SQLite store (OpenClaw 2026.7.2+)", () => {
     }
   });
 });
+
+describe('no logs at all', () => {
+  it('gives zeros, empty lists and every day of the window, never an error', async () => {
+    const empty = await startService();
+    try {
+      const body = (await empty.get('/api/usage?days=7')).json();
+      expect(body).toMatchObject({ window_days: 7, total_cost_usd: 0, total_tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, by_model: [], by_session: [], tool_usage: [], response_time_ms: { p50: 0, p95: 0, p99: 0 }, unpriced_models: [] });
+      expect(body.daily).toHaveLength(7);
+      expect(body.daily.every((d: any) => d.cost_usd === 0 && d.tokens_total === 0 && d.tool_calls === 0)).toBe(true);
+      expect((await empty.get('/runtimea/usage/analytics')).json()).toEqual({ messages: [] });
+      expect((await empty.get('/runtimea/usage/summary')).json()).toEqual({ total_cost_usd: 0, total_messages: 0, total_tokens: { input: 0, output: 0 } });
+      expect((await empty.get('/runtimea/usage/summary/card')).json()).toEqual({ label: 'Spend, last 7 days', value: '$0.00', subtitle: '0 tokens in 0 messages', trend_pct: 0 });
+      expect((await empty.get('/runtimea/usage/sessions')).json()).toEqual({ sessions: [] });
+    } finally {
+      await empty.close();
+    }
+  });
+});
