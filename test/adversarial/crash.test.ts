@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livePidsInGroup } from '../../service/process/supervisor.js';
+import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { startChildService, type ChildService } from '../helpers/child-service.js';
 import { openSse } from '../helpers/sse.js';
 import { descendants, snapshot, tempFiles } from './harness.js';
@@ -20,16 +21,24 @@ import { HOSTILE_CLAUDE } from './hostile-runtime.js';
 const ROUNDS = Number(process.env.ADV_KILL_ROUNDS ?? 3);
 const VERSIONS = ['A'.repeat(200_000), 'B'.repeat(300_000), `C${'c'.repeat(100_000)}`];
 
+const API_KEY = 'crash-test-bearer';
 let home: string;
 let log: string;
+let upstream: FakeUpstream;
 beforeAll(async () => {
   home = await mkdtemp(path.join(os.tmpdir(), 'space-crash-'));
   log = path.join(home, 'hostile-claude.log');
+  upstream = await startFakeUpstream();
+  upstream.acceptApiKey(API_KEY, 'crash-user');
 });
-afterAll(() => rm(home, { recursive: true, force: true }));
+afterAll(async () => {
+  await upstream.close();
+  await rm(home, { recursive: true, force: true });
+});
 
 function start(): Promise<ChildService> {
-  return startChildService({ home, env: { SPACE_CLIA_BIN: HOSTILE_CLAUDE, HOSTILE_LOG: log, SPACE_CHAT_MAX_TURNS: '64' } });
+  // An upstream and a bearer, so the usage sync sends its first report and writes its watermark at start.
+  return startChildService({ home, env: { SPACE_CLIA_BIN: HOSTILE_CLAUDE, HOSTILE_LOG: log, SPACE_CHAT_MAX_TURNS: '64', SPACE_UPSTREAM_URL: upstream.url, SPACE_API_KEY: API_KEY } });
 }
 
 /** What the service said it stored before the kill. */
@@ -76,6 +85,14 @@ async function burst(svc: ChildService, round: number, stop: Promise<void>, acke
       if (res.status === 200) acked.onboarded = true;
     }),
     loop(async (i) => {
+      await svc.post(`/api/connectors/${i % 2 ? 'agenthost' : 'deployhost'}/token`, { token: `connector-${round}-${i}` });
+    }),
+    loop(async (i) => {
+      const ids = [...acked.sessions];
+      if (ids.length === 0) return void (await new Promise((r) => setTimeout(r, 50)));
+      await svc.request('PATCH', `/api/sessions/${ids[i % ids.length]}`, { body: { directory: path.join(home, 'space-projects', 'crashproj', `dir${i}`) } });
+    }),
+    loop(async (i) => {
       await svc.post('/api/files/save', { path: save, content: VERSIONS[i % VERSIONS.length] });
     }),
     ...[0, 1].map(() =>
@@ -113,6 +130,9 @@ async function expectStoresParse(): Promise<number> {
     path.join(home, '.space-state', 'state.json'),
     path.join(home, 'clia-space', 'crashproj', 'sessions', 'sessions.json'),
     path.join(home, 'space-projects', 'crashproj', '.space', 'sessions', 'sessionslist.json'),
+    path.join(home, '.space-state', 'connectors.json'),
+    path.join(home, '.space-state', 'usage-sync.json'),
+    path.join(home, '.space-state', 'children.json'),
   ];
   let checked = 0;
   for (const file of files) {
@@ -145,6 +165,8 @@ describe('kill -9 during bursts of writes to every store, then a restart', () =>
       let kill!: () => void;
       const killed = new Promise<void>((resolve) => (kill = resolve));
       const runsBefore = runsOf().length;
+      // Without a watermark each start reports again, so the kill can land on that write too.
+      await rm(path.join(home, '.space-state', 'usage-sync.json'), { force: true });
       const work = burst(svc, round, killed, acked);
       await new Promise((r) => setTimeout(r, 800 + Math.random() * 700));
       process.kill(svc.pid, 'SIGKILL');
