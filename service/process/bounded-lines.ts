@@ -21,14 +21,28 @@ export async function* boundedLines(input: Readable, maxBytes = MAX_LINE_BYTES, 
   yield* splitter.end();
 }
 
-/** Calls `onLine` for each bounded line of `input` (the event-style counterpart of `boundedLines`). */
-export function onBoundedLines(input: Readable, onLine: (line: string) => void, maxBytes = MAX_LINE_BYTES): void {
+/** Lines a program writes only to be logged or scanned (diagnostics, prompts): no need for more. */
+export const LOG_LINE_BYTES = 64 * 1024;
+
+/**
+ * Calls `onLine` for each bounded line of `input` (the event-style counterpart of
+ * `boundedLines`); resolves once the input is over and its last line delivered.
+ */
+export function onBoundedLines(input: Readable, onLine: (line: string) => void, maxBytes = MAX_LINE_BYTES): Promise<void> {
   const splitter = new LineSplitter(maxBytes);
   input.on('data', (chunk: Buffer | string) => {
     for (const line of splitter.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))) onLine(line);
   });
-  input.on('end', () => {
-    for (const line of splitter.end()) onLine(line);
+  return new Promise((resolve) => {
+    let over = false;
+    const finish = (): void => {
+      if (over) return;
+      over = true;
+      for (const line of splitter.end()) onLine(line);
+      resolve();
+    };
+    input.once('end', finish);
+    input.once('close', finish);
   });
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
 import { HttpError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { LOG_LINE_BYTES, onBoundedLines } from '../../process/bounded-lines.js';
 import type { OwnedProcess } from '../../process/supervisor.js';
 import type { GhCli } from './gh.js';
 import { ghFailure, parseUserCode, parseVerificationUri } from './gh-output.js';
@@ -116,7 +116,7 @@ function readCode(process: OwnedProcess): Promise<{ userCode: string; uri: strin
     let seen = '';
     const timer = setTimeout(() => reject(new Error('no one-time code in time')), CODE_WAIT_MS);
     for (const stream of [process.child.stdout!, process.child.stderr!]) {
-      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+      void onBoundedLines(stream, (line) => {
         seen = `${seen}${line}\n`.slice(-4096);
         userCode ??= parseUserCode(line);
         uri ??= parseVerificationUri(line);
@@ -124,7 +124,7 @@ function readCode(process: OwnedProcess): Promise<{ userCode: string; uri: strin
           clearTimeout(timer);
           resolve({ userCode, uri });
         }
-      });
+      }, LOG_LINE_BYTES);
     }
     void process.exited.then(() => {
       clearTimeout(timer);

@@ -1,6 +1,6 @@
-import { createInterface } from 'node:readline';
 import { HttpError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { LOG_LINE_BYTES, onBoundedLines } from '../../process/bounded-lines.js';
 import { BACKEND_TYPE, OAUTH_PORT, type DriveConnector } from './kinds.js';
 import { getOnce } from './listener.js';
 import { failureLine, parseAuthLink, parseAuthorizeToken } from './output.js';
@@ -125,14 +125,14 @@ export class DriveFlows {
     child.stdout!.on('data', (chunk: string) => {
       if (stdout.length < MAX_STDOUT) stdout += chunk;
     });
-    createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', (line) => {
+    void onBoundedLines(child.stderr!, (line) => {
       stderr = `${stderr}${line}\n`.slice(-16 * 1024);
       if (/NOTICE: Got code/.test(line)) session.codeTaken = true;
       const link = session.oauthState ? undefined : parseAuthLink(line);
       if (!link) return;
       session.oauthState = link.state;
       void providerUrl(link.url).then((url) => session.awaitCode(url));
-    });
+    }, LOG_LINE_BYTES);
     void session.process!.exited.then(async ({ code }) => {
       if (this.holder === session) this.holder = undefined;
       if (session.ended) return;

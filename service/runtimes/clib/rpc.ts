@@ -1,4 +1,4 @@
-import { createInterface } from 'node:readline';
+import { LOG_LINE_BYTES, onBoundedLines } from '../../process/bounded-lines.js';
 import type { OwnedProcess } from '../../process/supervisor.js';
 import type { Notification } from './app-server-map.js';
 
@@ -44,14 +44,17 @@ export class AppServerRpc {
     private readonly proc: OwnedProcess,
     private readonly onNotification: (message: Notification) => void,
   ) {
-    const lines = createInterface({ input: proc.child.stdout! });
-    lines.on('line', (line) => this.receive(line));
-    const stdoutEnded = new Promise<void>((resolve) => lines.once('close', resolve));
+    // Bounded lines: codex printing without newlines must not grow the service without limit.
+    const stdoutEnded = onBoundedLines(proc.child.stdout!, (line) => this.receive(line));
     this.closed = stdoutEnded.then(() => proc.exited);
-    createInterface({ input: proc.child.stderr! }).on('line', (line) => {
-      this.stderrLines.push(line);
-      if (this.stderrLines.length > 20) this.stderrLines.shift();
-    });
+    void onBoundedLines(
+      proc.child.stderr!,
+      (line) => {
+        this.stderrLines.push(line);
+        if (this.stderrLines.length > 20) this.stderrLines.shift();
+      },
+      LOG_LINE_BYTES,
+    );
     // EPIPE after codex went away is reported through `exited`, not as an exception.
     proc.child.stdin!.on('error', () => undefined);
     void proc.exited.then((exit) => this.fail(new ProcessExited(exit)));

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { loadManifest } from '../../config-api/manifests.js';
 import type { ServiceContext } from '../../context.js';
+import { LOG_LINE_BYTES, onBoundedLines } from '../../process/bounded-lines.js';
 import type { OwnedProcess } from '../../process/supervisor.js';
 import { programEnv } from '../program-env.js';
 import { chatEndpointEnabled, DOCTOR_FIX, ENABLE_CHAT_ENDPOINT, gatewayConfigFile, readGatewayConfig } from './gateway-config.js';
@@ -288,14 +288,14 @@ export class RuntimeaGateway {
   private drain(proc: OwnedProcess, secret?: string): void {
     for (const stream of [proc.child.stdout, proc.child.stderr]) {
       if (!stream) continue;
-      createInterface({ input: stream }).on('line', (raw) => {
+      void onBoundedLines(stream, (raw) => {
         // eslint-disable-next-line no-control-regex
         let line = raw.replace(/\x1b\[[0-9;]*m/g, '');
         if (secret) line = line.split(secret).join('***');
         this.tail.push(line);
         if (this.tail.length > TAIL_LINES) this.tail.shift();
         this.ctx.log.debug({ pid: proc.pid, line }, 'runtimea gateway');
-      });
+      }, LOG_LINE_BYTES);
     }
   }
 

@@ -1,0 +1,89 @@
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TestResponse } from '../helpers/service.js';
+import { openSse } from '../helpers/sse.js';
+import { descendants, expectAlive, startAdversary, type TestService } from './harness.js';
+
+/**
+ * Every program the service runs, going wrong the same way: 200 MB on stdout and stderr
+ * without one newline, then an exit (test/fakes/bin/noeol.mjs). Whoever reads it (an agent
+ * CLI's turn, codex's JSON-RPC, the runtimea gateway's log, gh's device login, rclone's
+ * authorize) must keep memory bounded, answer a `{detail}` or an agent-error in bounded time,
+ * keep GET / fast, and stop the program.
+ */
+const NOEOL = path.resolve(import.meta.dirname, '../fakes/bin/noeol.mjs');
+const NODE24 = path.resolve(import.meta.dirname, '../fakes/bin/node24');
+let svc: TestService | undefined;
+afterEach(async () => {
+  await svc?.close();
+  svc = undefined;
+  expect(descendants()).toEqual([]);
+});
+
+/** Runs `act` while sampling this process's RSS (the service runs in it); the peak growth in MB. */
+async function peakGrowth(act: () => Promise<unknown>): Promise<number> {
+  (globalThis as { gc?: () => void }).gc?.();
+  const base = process.memoryUsage().rss;
+  let peak = base;
+  let done = false;
+  const sampler = (async () => {
+    while (!done) {
+      peak = Math.max(peak, process.memoryUsage().rss);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  try {
+    await act();
+  } finally {
+    done = true;
+    await sampler;
+  }
+  return Math.round((peak - base) / 1024 / 1024);
+}
+
+async function chatTurn(s: TestService, agentName: string): Promise<string[]> {
+  const res = await s.post('/api/chat/prompt', { text: 'hello', agent_name: agentName });
+  expect(res.status, res.text).toBe(200);
+  const sse = await openSse(s.port, `/api/chat/stream/${res.json().stream_id}`);
+  await sse.ended;
+  return sse.named().map((e) => e.event!);
+}
+
+describe('a program that prints 200 MB without a newline', () => {
+  it('as the clia CLI: the turn ends with an agent-error, memory bounded', async () => {
+    svc = await startAdversary({ env: { SPACE_CLIA_BIN: NOEOL } });
+    let events: string[] = [];
+    const growth = await peakGrowth(async () => (events = await chatTurn(svc!, 'clia_code')));
+    expect(events.at(-1)).toBe('agent-error');
+    expect(growth).toBeLessThan(120);
+  }, 60_000);
+
+  it('as codex app-server (clib): the turn fails in bounded time, memory bounded', async () => {
+    svc = await startAdversary({ env: { SPACE_CLIB_BIN: NOEOL } });
+    let events: string[] = [];
+    const growth = await peakGrowth(async () => (events = await chatTurn(svc!, 'clib')));
+    expect(events.at(-1)).toBe('agent-error');
+    expect(growth).toBeLessThan(120);
+  }, 60_000);
+
+  it('as the runtimea gateway: its output does not grow the service; the turn fails in bounded time', async () => {
+    svc = await startAdversary({ env: { SPACE_RUNTIMEA_BIN: NOEOL, SPACE_RUNTIMEA_NODE: NODE24, SPACE_RUNTIMEA_PORT: '0' } });
+    let events: string[] = [];
+    const growth = await peakGrowth(async () => (events = await chatTurn(svc!, 'runtimea')));
+    expect(events.at(-1)).toBe('agent-error');
+    expect(growth).toBeLessThan(120);
+  }, 90_000);
+
+  it('as gh (code-host device login) and rclone (drive authorize): a {detail} in bounded time, memory bounded', async () => {
+    svc = await startAdversary({ env: { SPACE_CODEHOST_CLI_BIN: NOEOL, SPACE_SYNC_TOOL_BIN: NOEOL } });
+    const answers: TestResponse[] = [];
+    const growth = await peakGrowth(async () => {
+      answers.push(await svc!.post('/api/connectors/codehost/cli/start'));
+      answers.push(await svc!.post('/api/connectors/drivea/remotes', { name: 'noeol' }));
+    });
+    expect(answers[0]!.status).toBeGreaterThanOrEqual(400);
+    expect(typeof answers[0]!.json().detail).toBe('string');
+    expect(growth).toBeLessThan(120);
+    await expectAlive(svc.port);
+  }, 120_000);
+});
