@@ -93,7 +93,7 @@ describe('a runtime that misbehaves', () => {
     await expectAlive(svc.port);
     // The turn is over: its transcript holds all 60 MB, though the reader took almost nothing.
     const file = path.join(svc.home, 'clia-space', 'default', 'sessions', `${res.json().session_id}.jsonl`);
-    expect((await stat(file)).size).toBeGreaterThan(60 * 1024 * 1024);
+    await expect.poll(async () => (await stat(file)).size, { timeout: 20_000 }).toBeGreaterThan(60 * 1024 * 1024);
     socket.destroy();
     await expect.poll(() => svc.service.ctx.streams.size).toBe(0);
   });
@@ -113,7 +113,7 @@ describe('a runtime that misbehaves', () => {
     // Nothing was lost: the transcript holds every delta.
     await expect.poll(() => svc.service.ctx.supervisor.size, { timeout: 10_000 }).toBe(0);
     const file = path.join(svc.home, 'clia-space', 'default', 'sessions', `${sessionId}.jsonl`);
-    expect((await stat(file)).size).toBeGreaterThan(50 * 1024 * 1024);
+    await expect.poll(async () => (await stat(file)).size, { timeout: 20_000 }).toBeGreaterThan(50 * 1024 * 1024);
   });
 
   it('100 MB without a newline: memory stays bounded and the turn ends', async () => {

@@ -38,7 +38,7 @@ afterAll(async () => {
 
 function start(): Promise<ChildService> {
   // An upstream and a bearer, so the usage sync sends its first report and writes its watermark at start.
-  return startChildService({ home, env: { SPACE_CLIA_BIN: HOSTILE_CLAUDE, HOSTILE_LOG: log, SPACE_CHAT_MAX_TURNS: '64', SPACE_UPSTREAM_URL: upstream.url, SPACE_API_KEY: API_KEY } });
+  return startChildService({ home, env: { SPACE_CLIA_BIN: HOSTILE_CLAUDE, FAKE_CLAUDE_LOG: log, SPACE_CHAT_MAX_TURNS: '64', SPACE_UPSTREAM_URL: upstream.url, SPACE_API_KEY: API_KEY } });
 }
 
 /** What the service said it stored before the kill. */

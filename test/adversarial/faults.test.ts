@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChildService, type ChildService } from '../helpers/child-service.js';
+import { chownTree, startChildService, type ChildService } from '../helpers/child-service.js';
 import { answered, bytes, upload } from '../helpers/multipart.js';
 import type { TestResponse } from '../helpers/service.js';
 import { expectAlive, expectDetail, snapshot, startAdversary, tempFiles, type TestService } from './harness.js';
@@ -19,14 +19,6 @@ import { expectAlive, expectDetail, snapshot, startAdversary, tempFiles, type Te
 const BIG = 'x'.repeat(16 * 1024);
 const user = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
 
-async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
-  await chown(dir, uid, gid);
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) await chownTree(p, uid, gid);
-    else await chown(p, uid, gid);
-  }
-}
 
 /** Stores with content, as a user's machine has them. */
 async function seed(home: string): Promise<void> {

@@ -50,26 +50,15 @@ async function chatTurn(s: TestService, agentName: string): Promise<string[]> {
 }
 
 describe('a program that prints 200 MB without a newline', () => {
-  it('as the clia CLI: the turn ends with an agent-error, memory bounded', async () => {
-    svc = await startAdversary({ env: { SPACE_CLIA_BIN: NOEOL } });
+  const RUNTIMES: Array<[string, string, Record<string, string>]> = [
+    ['the clia CLI', 'clia_code', { SPACE_CLIA_BIN: NOEOL }],
+    ['codex app-server (clib)', 'clib', { SPACE_CLIB_BIN: NOEOL }],
+    ['the runtimea gateway', 'runtimea', { SPACE_RUNTIMEA_BIN: NOEOL, SPACE_RUNTIMEA_NODE: NODE24, SPACE_RUNTIMEA_PORT: '0' }],
+  ];
+  it.each(RUNTIMES)('as %s: the turn ends with an agent-error in bounded time, memory bounded', async (_name, agentName, env) => {
+    svc = await startAdversary({ env });
     let events: string[] = [];
-    const growth = await peakGrowth(async () => (events = await chatTurn(svc!, 'clia_code')));
-    expect(events.at(-1)).toBe('agent-error');
-    expect(growth).toBeLessThan(120);
-  }, 60_000);
-
-  it('as codex app-server (clib): the turn fails in bounded time, memory bounded', async () => {
-    svc = await startAdversary({ env: { SPACE_CLIB_BIN: NOEOL } });
-    let events: string[] = [];
-    const growth = await peakGrowth(async () => (events = await chatTurn(svc!, 'clib')));
-    expect(events.at(-1)).toBe('agent-error');
-    expect(growth).toBeLessThan(120);
-  }, 60_000);
-
-  it('as the runtimea gateway: its output does not grow the service; the turn fails in bounded time', async () => {
-    svc = await startAdversary({ env: { SPACE_RUNTIMEA_BIN: NOEOL, SPACE_RUNTIMEA_NODE: NODE24, SPACE_RUNTIMEA_PORT: '0' } });
-    let events: string[] = [];
-    const growth = await peakGrowth(async () => (events = await chatTurn(svc!, 'runtimea')));
+    const growth = await peakGrowth(async () => (events = await chatTurn(svc!, agentName)));
     expect(events.at(-1)).toBe('agent-error');
     expect(growth).toBeLessThan(120);
   }, 90_000);

@@ -1,8 +1,8 @@
-import { chmod, chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChildService, type ChildService } from '../helpers/child-service.js';
+import { chownTree, startChildService, type ChildService } from '../helpers/child-service.js';
 import { answered, bytes, upload } from '../helpers/multipart.js';
 
 /**
@@ -33,14 +33,6 @@ afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
-  await chown(dir, uid, gid);
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) await chownTree(p, uid, gid);
-    else await chown(p, uid, gid);
-  }
-}
 
 const denied = { detail: 'Access denied' };
 

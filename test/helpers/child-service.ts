@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { chown, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { send, type RequestInit, type TestResponse } from './service.js';
 
@@ -77,4 +78,14 @@ async function stop(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
   await exited;
   clearTimeout(timer);
+}
+
+/** Gives a whole tree to another user (to run the service as `nobody` when the tests run as root). */
+export async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
+  await chown(dir, uid, gid);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) await chownTree(p, uid, gid);
+    else await chown(p, uid, gid);
+  }
 }

@@ -13,7 +13,8 @@
 //   "inject"          a delta whose text tries to forge SSE frames
 //   "silent <ms>"     init, <ms> of silence, then the answer
 //   "slow <n>"        n small deltas 100 ms apart (a turn that runs a while), then the result
-// Each run appends {pid, argv, env} as one JSON line to $HOSTILE_LOG (so tests can check its group).
+// Each run appends {pid, argv, cwd, env} as one JSON line to $FAKE_CLAUDE_LOG (as the other
+// double does), so tests can check its process group and what it was given.
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -32,9 +33,9 @@ const flag = (name) => {
   return i === -1 || (end !== -1 && i > end) ? undefined : argv[i + 1];
 };
 const sessionId = flag('--resume') ?? flag('--session-id') ?? crypto.randomUUID();
-if (process.env.HOSTILE_LOG) {
+if (process.env.FAKE_CLAUDE_LOG) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /KEY|TOKEN|SECRET|SPACE_/.test(k)));
-  appendFileSync(process.env.HOSTILE_LOG, `${JSON.stringify({ pid: process.pid, argv, cwd: process.cwd(), env })}\n`);
+  appendFileSync(process.env.FAKE_CLAUDE_LOG, `${JSON.stringify({ pid: process.pid, argv, cwd: process.cwd(), env })}\n`);
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
