@@ -36,6 +36,7 @@ export function createService(options: ServiceOptions): Service {
   const app = buildApp(ctx, [...featureRouters(ctx), ...(options.extraRoutes?.(ctx) ?? [])]);
   // Built off the request path: the first sessions request waits for it, nothing else does.
   ctx.sessions.start();
+  ctx.fts.start();
 
   const listen = async (): Promise<{ url: string; port: number }> => {
     const s = createServer(app);
@@ -63,6 +64,7 @@ export function createService(options: ServiceOptions): Service {
       stage = 'stopping';
       const stopped = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
       ctx.streams.closeAll();
+      await ctx.fts.close();
       await ctx.sessions.close();
       await ctx.supervisor.stopAll();
       await flushWrites();

@@ -4,6 +4,7 @@ import { channelRoutes } from '../channels/routes.js';
 import { configRoutes } from '../config-api/routes.js';
 import type { ServiceContext } from '../context.js';
 import { filesRoutes } from '../files/routes.js';
+import { ftsRoutes } from '../fts/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
@@ -22,5 +23,6 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     channelRoutes(ctx),
     filesRoutes(ctx),
     sessionRoutes(ctx),
+    ftsRoutes(ctx),
   ];
 }

@@ -1,4 +1,5 @@
 import type { AgentName } from '../runtimes/runtime.js';
+import type { LogReader } from './logs.js';
 import type { SessionIndex } from './session-index.js';
 import type { LogEntry, LogRef } from './types.js';
 
@@ -54,9 +55,10 @@ export function startCursor(): Cursor {
 /**
  * Every entry from `cursor.position` on, in log order. The cursor is advanced as entries
  * are consumed. Usage records without a time of their own (clia `result`) get the time of
- * the entry before them.
+ * the entry before them. Only the index's log reader is used, so a worker thread can pass
+ * `{ logs: new LogReader() }` and read off the main thread.
  */
-export async function* readLog(index: SessionIndex, log: LogRef, cursor: Cursor): AsyncGenerator<AnnotatedEntry> {
+export async function* readLog(index: { readonly logs: LogReader }, log: LogRef, cursor: Cursor): AsyncGenerator<AnnotatedEntry> {
   for await (const entry of index.logs.entries(log, cursor.position)) {
     if (entry.kind === 'message') {
       const m = entry.message;
