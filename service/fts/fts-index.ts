@@ -130,8 +130,8 @@ export class FtsIndex {
       }
       updated = Math.max(updated, t.indexedAt ?? 0);
     }
-    const status: FtsStatusValue =
-      this.phase === 'idle' ? 'idle' : this.phase === 'error' ? 'error' : this.phase === 'open' && pending === 0 ? 'ready' : 'indexing';
+    const settled = this.phase === 'open' && pending === 0 && !this.scheduled;
+    const status: FtsStatusValue = this.phase === 'idle' ? 'idle' : this.phase === 'error' ? 'error' : settled ? 'ready' : 'indexing';
     const progress = status === 'ready' ? 1 : status === 'idle' || weight === 0 ? 0 : Math.min(0.999, done / weight);
     return {
       status,
@@ -267,6 +267,7 @@ export class FtsIndex {
         this.log[message.level](message.data, message.msg);
         return;
       case 'closed':
+        this.log.info({ file: this.file }, 'fts index closed');
         this.closedByWorker.resolve();
         return;
     }
@@ -277,7 +278,8 @@ export class FtsIndex {
     this.closeReader();
     this.reader = new FtsReader(this.file);
     this.tracked = new Map(states.map((s) => [s.sessionId, { ...s, pending: false, removing: false, inPass: false, weight: 0, done: 0 }]));
-    this.phase = 'open';
+    // 'open' (and so possibly 'ready') only once the first pass is queued.
+    this.phase = 'starting';
     this.error = undefined;
     this.log.info({ file: this.file, sessions: states.length }, 'fts index opened');
     this.opened.resolve();
@@ -336,7 +338,7 @@ export class FtsIndex {
    */
   private async reconcile(all: boolean, touched: Set<string>): Promise<void> {
     const logs = await sessionLogs(this.sessions);
-    if (this.phase !== 'open' || !this.worker) return;
+    if (!this.reader || !this.worker || (this.phase !== 'open' && !all)) return;
     const jobs: Job[] = [];
     const listed = new Set<string>();
     for (const s of all ? [...logs].reverse() : logs) {
@@ -357,6 +359,7 @@ export class FtsIndex {
       Object.assign(t, { pending: true, removing: true, inPass: true, weight: 1, done: 0 });
     }
     if (jobs.length > 0) this.send({ type: 'jobs', jobs });
+    if (all && this.phase === 'starting') this.phase = 'open';
   }
 
   private async whenOpen(): Promise<void> {

@@ -33,7 +33,8 @@ type Token = { type: 'term'; term: Term } | { type: 'or' };
 /** The FTS5 expression for `q` (to be applied to the body column); QueryError when it has none. */
 export function toFtsExpression(q: string): string {
   if (q.length > MAX_QUERY_CHARS) throw new QueryError(`q is too long (at most ${MAX_QUERY_CHARS} characters)`);
-  const tokens = tokenize(q);
+  // Control characters separate words (a NUL would end the expression inside SQLite).
+  const tokens = tokenize(q.replace(/\p{Cc}/gu, ' '));
   const clauses: string[][] = [];
   const excluded: string[] = [];
   let joinNext = false;

@@ -44,11 +44,13 @@ export class FtsReader {
     this.statements = {
       window: this.db.prepare('SELECT count(*) AS n, min(rowid) AS low FROM (SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?)'),
       older: this.db.prepare('SELECT 1 FROM fts WHERE fts MATCH ? AND rowid < ? LIMIT 1'),
+      // Ranked (ties: newer first) on rowid and rank alone; snippets only for the page's rows.
       page: this.db.prepare(
-        `SELECT h.rowid AS id, h.score, h.snippet, d.message_index AS messageIndex, d.message_id AS messageId, d.role, d.kind,
-                d.tool_name AS toolName, d.timestamp, s.session_id AS sessionId, s.agent_name AS agentName, s.agent_id AS agentId
-           FROM (SELECT rowid, -rank AS score, snippet(fts, 0, char(57344), char(57345), '…', ${SNIPPET_TOKENS}) AS snippet
-                   FROM fts WHERE fts MATCH ? AND rowid >= ? ORDER BY rank LIMIT ? OFFSET ?) AS h
+        `SELECT h.rowid AS id, h.score, snippet(fts, 0, char(57344), char(57345), '…', ${SNIPPET_TOKENS}) AS snippet,
+                d.message_index AS messageIndex, d.message_id AS messageId, d.role, d.kind, d.tool_name AS toolName, d.timestamp,
+                s.session_id AS sessionId, s.agent_name AS agentName, s.agent_id AS agentId
+           FROM (SELECT rowid, -rank AS score FROM fts WHERE fts MATCH @match AND rowid >= @low ORDER BY rank, rowid DESC LIMIT @limit OFFSET @offset) AS h
+           JOIN fts ON fts.rowid = h.rowid AND fts MATCH @match
            JOIN docs d ON d.id = h.rowid
            JOIN sessions s ON s.sid = d.sid
           ORDER BY h.score DESC, h.rowid DESC`,
@@ -61,7 +63,7 @@ export class FtsReader {
     const { n, low } = this.statements.window.get(match, MAX_CANDIDATES) as { n: number; low: number | null };
     if (n === 0 || low === null) return { total: 0, capped: false, rows: [] };
     const capped = n === MAX_CANDIDATES && this.statements.older.get(match, low) !== undefined;
-    const rows = offset >= n || limit === 0 ? [] : (this.statements.page.all(match, low, limit, offset) as HitRow[]);
+    const rows = offset >= n || limit === 0 ? [] : (this.statements.page.all({ match, low, limit, offset }) as HitRow[]);
     return { total: n, capped, rows: rows.map((r) => ({ ...r, snippet: markSnippet(r.snippet) })) };
   }
 
