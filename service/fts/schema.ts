@@ -1,10 +1,11 @@
 /**
  * The index's tables. `docs` and `fts` share ids: one row per document (a message's text,
- * tool call or tool result). Ids only grow, so a higher id is a more recently indexed
- * document (what search's candidate window relies on). `sessions` holds, per session, where
- * reading stopped (the pipeline's cursor), so a restart resumes instead of rebuilding.
+ * tool call or tool result). Ids go down as documents are added (-1, -2, ...), so the
+ * newest documents come first in FTS5's cheap forward order, which search's candidate
+ * window relies on. `sessions` holds, per session, where reading stopped (the pipeline's
+ * cursor), so a restart resumes instead of rebuilding.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 export const SCHEMA = `
 CREATE TABLE sessions (
@@ -24,7 +25,7 @@ CREATE TABLE sessions (
   indexed_at INTEGER
 );
 CREATE TABLE docs (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  id INTEGER PRIMARY KEY,
   sid INTEGER NOT NULL,
   message_index INTEGER NOT NULL,
   message_id TEXT NOT NULL,

@@ -5,8 +5,8 @@ import { MARK_END, MARK_START, type DocKind } from './documents.js';
 /**
  * Searches on the main thread's own connection (read-only use; WAL lets it read while the
  * worker writes). The work per query is bounded: the hits are ranked among the newest
- * MAX_CANDIDATES matching documents (document ids grow with indexing time), so a word that
- * occurs in every message costs the same as a rare one.
+ * MAX_CANDIDATES matching documents (the lowest ids, see schema.ts), so a word that occurs
+ * in every message costs about the same as a rare one.
  */
 export const MAX_CANDIDATES = 10_000;
 const SNIPPET_TOKENS = 24;
@@ -42,28 +42,28 @@ export class FtsReader {
     this.db = new Database(file, { fileMustExist: true, timeout: 2000 });
     this.db.pragma('query_only = ON');
     this.statements = {
-      window: this.db.prepare('SELECT count(*) AS n, min(rowid) AS low FROM (SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?)'),
-      older: this.db.prepare('SELECT 1 FROM fts WHERE fts MATCH ? AND rowid < ? LIMIT 1'),
+      window: this.db.prepare('SELECT count(*) AS n, max(rowid) AS edge FROM (SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid LIMIT ?)'),
+      older: this.db.prepare('SELECT 1 FROM fts WHERE fts MATCH ? AND rowid > ? LIMIT 1'),
       // Ranked (ties: newer first) on rowid and rank alone; snippets only for the page's rows.
       page: this.db.prepare(
         `SELECT h.rowid AS id, h.score, snippet(fts, 0, char(57344), char(57345), '…', ${SNIPPET_TOKENS}) AS snippet,
                 d.message_index AS messageIndex, d.message_id AS messageId, d.role, d.kind, d.tool_name AS toolName, d.timestamp,
                 s.session_id AS sessionId, s.agent_name AS agentName, s.agent_id AS agentId
-           FROM (SELECT rowid, -rank AS score FROM fts WHERE fts MATCH @match AND rowid >= @low ORDER BY rank, rowid DESC LIMIT @limit OFFSET @offset) AS h
+           FROM (SELECT rowid, -rank AS score FROM fts WHERE fts MATCH @match AND rowid <= @edge ORDER BY rank, rowid LIMIT @limit OFFSET @offset) AS h
            JOIN fts ON fts.rowid = h.rowid AND fts MATCH @match
            JOIN docs d ON d.id = h.rowid
            JOIN sessions s ON s.sid = d.sid
-          ORDER BY h.score DESC, h.rowid DESC`,
+          ORDER BY h.score DESC, h.rowid`,
       ),
     };
   }
 
   /** `match` is a complete FTS5 expression; throws SqliteError on a bad one. */
   search(match: string, limit: number, offset: number): SearchRows {
-    const { n, low } = this.statements.window.get(match, MAX_CANDIDATES) as { n: number; low: number | null };
-    if (n === 0 || low === null) return { total: 0, capped: false, rows: [] };
-    const capped = n === MAX_CANDIDATES && this.statements.older.get(match, low) !== undefined;
-    const rows = offset >= n || limit === 0 ? [] : (this.statements.page.all({ match, low, limit, offset }) as HitRow[]);
+    const { n, edge } = this.statements.window.get(match, MAX_CANDIDATES) as { n: number; edge: number | null };
+    if (n === 0 || edge === null) return { total: 0, capped: false, rows: [] };
+    const capped = n === MAX_CANDIDATES && this.statements.older.get(match, edge) !== undefined;
+    const rows = offset >= n || limit === 0 ? [] : (this.statements.page.all({ match, edge, limit, offset }) as HitRow[]);
     return { total: n, capped, rows: rows.map((r) => ({ ...r, snippet: markSnippet(r.snippet) })) };
   }
 

@@ -53,6 +53,8 @@ interface RawRow extends SessionState {
  */
 export class FtsStore {
   private readonly statements;
+  /** The id the next document gets (ids go down, see schema.ts). */
+  private nextId: number | undefined;
 
   private constructor(private readonly db: Db) {
     this.statements = {
@@ -67,7 +69,8 @@ export class FtsStore {
       advance: db.prepare(
         'UPDATE sessions SET cursor = ?, file_ino = ?, file_size = ?, file_mtime_ms = ?, documents = documents + ?, messages = ?, bytes = bytes + ?, indexed_at = coalesce(?, indexed_at) WHERE sid = ?',
       ),
-      doc: db.prepare('INSERT INTO docs (sid, message_index, message_id, role, kind, tool_name, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      lowestId: db.prepare('SELECT coalesce(min(id), 0) FROM docs').pluck(),
+      doc: db.prepare('INSERT INTO docs (id, sid, message_index, message_id, role, kind, tool_name, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       text: db.prepare('INSERT INTO fts (rowid, body, scope) VALUES (?, ?, ?)'),
       docIds: db.prepare('SELECT id FROM docs WHERE sid = ? LIMIT ?').pluck(),
       dropText: db.prepare('DELETE FROM fts WHERE rowid = ?'),
@@ -171,8 +174,10 @@ export class FtsStore {
     let bytes = 0;
     this.guard(() =>
       this.db.transaction(() => {
+        this.nextId ??= (statements.lowestId.get() as number) - 1;
         for (const d of docs) {
-          const id = statements.doc.run(row.sid, d.messageIndex, d.messageId, d.role, d.kind, d.toolName, d.timestamp).lastInsertRowid;
+          const id = this.nextId--;
+          statements.doc.run(id, row.sid, d.messageIndex, d.messageId, d.role, d.kind, d.toolName, d.timestamp);
           statements.text.run(id, d.body, scope);
           bytes += Buffer.byteLength(d.body);
         }
@@ -198,12 +203,29 @@ export class FtsStore {
     );
   }
 
+  /**
+   * Groups every write until commit() into one transaction: FTS5 writes a segment per
+   * commit, so committing many small sessions at once keeps the index compact and fast.
+   */
+  begin(): void {
+    if (!this.db.inTransaction) this.guard(() => this.db.exec('BEGIN IMMEDIATE'));
+  }
+
+  commit(): void {
+    if (this.db.inTransaction) this.guard(() => this.db.exec('COMMIT'));
+  }
+
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
   dropSession(sid: number): void {
     this.guard(() => this.statements.dropSession.run(sid));
   }
 
   close(): void {
     try {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
       this.db.pragma('wal_checkpoint(TRUNCATE)');
     } catch {
       // closing anyway

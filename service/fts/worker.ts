@@ -1,9 +1,11 @@
 /**
  * The indexing worker thread: the only writer of the index. It reads logs through the
  * sessions pipeline (`readLog` from each session's stored cursor, so only appended bytes
- * are read) and commits documents and cursor together, a slice at a time, so the first
- * build over a large history never runs on the service's event loop and a restart resumes
- * where the last commit stopped. Jobs from watcher changes go before the background build.
+ * are read) and writes documents with the cursor that follows them, so the first build over
+ * a large history never runs on the service's event loop and a restart resumes where the
+ * last commit stopped. Writes are grouped into one transaction per batch (many small
+ * sessions, or a slice of a big one); jobs from watcher changes go before the background
+ * build and are committed as soon as they are done.
  */
 import { statSync, type Stats } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -15,15 +17,18 @@ import { documentsOf } from './documents.js';
 import type { FromWorker, Job, PassStats, ToWorker, WorkerData } from './protocol.js';
 import { FtsStore, IndexCorruptError, type DocRow, type SessionRow, type StoredCursor } from './store.js';
 
-const SLICE_DOCS = 2000;
-const SLICE_MS = 50;
+/** A batch is committed past this many documents, or this long after it began. */
+const BATCH_DOCS = 5000;
+const BATCH_MS = 200;
+/** Within one log, how often the batch is checked (and the worker yields to its messages). */
+const SLICE_DOCS = 1000;
 const PROGRESS_MS = 250;
 const DROP_BATCH = 2000;
 /** What a SQLite-stored session weighs in progress (its size is unknown before reading). */
 const SQLITE_WEIGHT = 4096;
 
 type IndexJob = Extract<Job, { action: 'index' | 'reset' }>;
-type Outcome = 'done' | 'paused';
+type Outcome = 'done' | 'paused' | 'removed';
 
 const port = parentPort!;
 const { file } = workerData as WorkerData;
@@ -46,6 +51,8 @@ class IndexWorker {
   private wake: (() => void) | undefined;
   private stats = newStats();
   private lastProgress = 0;
+  /** The open batch: when it began, documents written, sessions finished in it. */
+  private batch = { started: 0, docs: 0, finished: [] as string[], removed: [] as string[] };
 
   receive(message: ToWorker): void {
     if (message.type === 'jobs') this.enqueue(message.jobs);
@@ -65,6 +72,7 @@ class IndexWorker {
       }
       const job = this.store ? this.take() : undefined;
       if (!job) {
+        this.flush();
         if (this.stats.jobs > 0) post({ type: 'idle', stats: { ...this.stats, ms: Date.now() - this.stats.ms } });
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = undefined;
@@ -73,14 +81,53 @@ class IndexWorker {
       }
       this.stats.jobs++;
       try {
-        if ((await this.process(job)) === 'paused') this.background = new Map([[job.sessionId, job], ...this.background]);
+        const outcome = await this.process(job);
+        if (outcome === 'paused') this.background = new Map([[job.sessionId, job], ...this.background]);
+        else if (outcome === 'done') this.batch.finished.push(job.sessionId);
+        if (job.urgent || outcome === 'paused') this.flush();
+        else this.flushIfFull();
       } catch (err) {
         if (err instanceof IndexCorruptError) this.damaged(err.message);
-        else log('warn', 'fts: a session could not be indexed', { session_id: job.sessionId, err: String(err) });
+        else {
+          log('warn', 'fts: a session could not be indexed', { session_id: job.sessionId, err: String(err) });
+          this.flushIfFull();
+        }
       }
     }
-    this.store?.close();
+    try {
+      this.flush();
+    } catch {
+      // closing anyway: the open batch is rolled back, its cursors with it
+    }
+    this.closeStore();
     post({ type: 'closed' });
+  }
+
+  /** Starts a batch (one transaction) unless one is open. */
+  private write(): FtsStore {
+    const store = this.store!;
+    if (!store.inTransaction) {
+      store.begin();
+      this.batch = { started: Date.now(), docs: 0, finished: [], removed: [] };
+    }
+    return store;
+  }
+
+  private flushIfFull(): void {
+    if (this.batch.docs >= BATCH_DOCS || (this.store?.inTransaction && Date.now() - this.batch.started >= BATCH_MS)) this.flush();
+  }
+
+  /** Commits the batch and reports the sessions finished in it. */
+  private flush(): void {
+    const store = this.store;
+    if (!store?.inTransaction) return;
+    store.commit();
+    for (const id of this.batch.finished) {
+      const state = store.state(id);
+      if (state) post({ type: 'indexed', state });
+    }
+    for (const id of this.batch.removed) post({ type: 'removed', sessionId: id });
+    this.batch = { started: 0, docs: 0, finished: [], removed: [] };
   }
 
   /** Opens the index; a damaged file (found now, or reported with `damage`) is moved aside first. */
@@ -144,31 +191,30 @@ class IndexWorker {
   }
 
   private async process(job: Job): Promise<Outcome> {
-    const store = this.store!;
+    const store = this.write();
     let row = store.row(job.sessionId);
     if (job.action === 'remove') {
       if (row) {
         await this.dropAll(row.sid);
-        store.dropSession(row.sid);
+        this.write().dropSession(row.sid);
       }
-      post({ type: 'removed', sessionId: job.sessionId });
-      return 'done';
+      this.batch.removed.push(job.sessionId);
+      return 'removed';
     }
     if (row && (job.action === 'reset' || row.logKey !== job.logKey || row.agentName !== job.agentName || row.agentId !== job.agentId)) row = await this.restart(row, job);
-    row ??= store.create(job);
-    store.touch(row.sid, job.updatedAtMs);
+    row ??= this.write().create(job);
+    this.write().touch(row.sid, job.updatedAtMs);
     const path = fileOf(job.log);
     let st: Stats | undefined;
     if (path) {
       st = statOrUndefined(path);
-      if (!st) return this.report(job); // gone: the sessions index will say so
+      if (!st) return 'done'; // gone: the sessions index will say so
       const known = row.file;
       const rewritten = !!known && (st.ino !== known.ino || st.size < known.size || (job.log.kind === 'legacy' && (st.size !== known.size || st.mtimeMs !== known.mtimeMs)));
       if (rewritten) row = await this.restart(row, job);
-      else if (known && st.size === known.size && st.mtimeMs === known.mtimeMs) return this.report(job);
+      else if (known && st.size === known.size && st.mtimeMs === known.mtimeMs) return 'done';
     }
-    const outcome = await this.read(job, row, st);
-    return outcome === 'paused' ? outcome : this.report(job);
+    return this.read(job, row, st);
   }
 
   /** Reads the log from the row's cursor, committing documents with the cursor every slice. */
@@ -176,7 +222,6 @@ class IndexWorker {
     const cursor: StoredCursor = { ...row.cursor, tools: [...row.cursor.tools] };
     const from = cursor.position;
     let docs: DocRow[] = [];
-    let sliceStarted = Date.now();
     // Mid-read, the file is known only up to the cursor, so a crash re-reads from there.
     const partial = (): SessionRow['file'] => (st ? { ino: st.ino, size: cursor.position, mtimeMs: -1 } : null);
     this.stats.sessions++;
@@ -186,24 +231,25 @@ class IndexWorker {
         for (const doc of documentsOf(m)) docs.push({ ...doc, messageIndex: cursor.messages, messageId: m.id, role: m.role, timestamp: m.timestamp });
         cursor.messages++;
       }
-      if (docs.length >= SLICE_DOCS || Date.now() - sliceStarted >= SLICE_MS) {
-        this.commit(row, docs, cursor, partial(), from);
+      if (docs.length >= SLICE_DOCS) {
+        this.append(row, docs, cursor, partial(), from);
         docs = [];
+        this.flushIfFull();
         await yieldToLoop();
-        sliceStarted = Date.now();
         if (this.closing || this.recover !== undefined || (!job.urgent && this.urgent.size > 0)) return 'paused';
       }
     }
     // Read to the end: the file as stat'ed before reading is covered (lines that yield
     // nothing, or a half-written last line, stay after the cursor and are read again once it grows).
-    this.commit(row, docs, cursor, st ? { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } : null, from);
+    this.append(row, docs, cursor, st ? { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } : null, from);
     this.reader.logs.forget(fileOf(job.log) ?? '');
     return 'done';
   }
 
-  private commit(row: SessionRow, docs: DocRow[], cursor: StoredCursor, file: SessionRow['file'], from: number): void {
+  private append(row: SessionRow, docs: DocRow[], cursor: StoredCursor, file: SessionRow['file'], from: number): void {
     const before = row.cursor.position;
-    this.store!.append(row, docs, { ...cursor, tools: [...cursor.tools] }, file);
+    this.write().append(row, docs, { ...cursor, tools: [...cursor.tools] }, file);
+    this.batch.docs += docs.length;
     this.stats.read += cursor.position - before;
     this.stats.documents += docs.length;
     const now = Date.now();
@@ -216,18 +262,18 @@ class IndexWorker {
   /** Drops a session's documents and starts it over with the job's log and scope. */
   private async restart(row: SessionRow, job: IndexJob): Promise<SessionRow> {
     await this.dropAll(row.sid);
-    this.store!.reset(row.sid, job);
-    return this.store!.row(job.sessionId)!;
+    this.write().reset(row.sid, job);
+    return this.write().row(job.sessionId)!;
   }
 
   private async dropAll(sid: number): Promise<void> {
-    while (this.store!.dropDocuments(sid, DROP_BATCH) === DROP_BATCH) await yieldToLoop();
-  }
-
-  private report(job: Job): Outcome {
-    const state = this.store!.state(job.sessionId);
-    if (state) post({ type: 'indexed', state });
-    return 'done';
+    for (;;) {
+      const dropped = this.write().dropDocuments(sid, DROP_BATCH);
+      this.batch.docs += dropped;
+      if (dropped < DROP_BATCH) return;
+      this.flushIfFull();
+      await yieldToLoop();
+    }
   }
 }
 
