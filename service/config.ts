@@ -43,6 +43,8 @@ export interface Config {
     registryFile: string;
     defaultEnvFile: string;
     stateFile: string;
+    /** Message counts of big session logs, kept across restarts. */
+    sessionCountsFile: string;
     /** The full-text search index (SQLite), in the service's own state folder. */
     ftsIndex: string;
     cliaSpace: string;
@@ -92,6 +94,7 @@ export function loadConfig(env: Env = process.env): Config {
       registryFile: path.join(runtimeaDir, 'runtimea.json'),
       defaultEnvFile: path.join(runtimeaDir, '.env'),
       stateFile: path.join(home, '.space-state', 'state.json'),
+      sessionCountsFile: path.join(home, '.space-state', 'session-counts.json'),
       ftsIndex: path.join(home, '.space-state', 'fts', 'index.sqlite'),
       cliaSpace: path.join(home, 'clia-space'),
       clibSpace: path.join(home, 'clib-space'),

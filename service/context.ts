@@ -32,6 +32,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const sessions = new SessionIndex(
     { runtimea: config.paths.runtimeaDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
     log,
+    { countsFile: config.paths.sessionCountsFile },
   );
   return {
     config,

@@ -38,6 +38,17 @@ export interface Page {
   messages: Message[];
 }
 
+/** A count as saved across restarts (see count-store.ts). */
+export interface SavedCount {
+  path: string;
+  key: FileKey;
+  scanned: number;
+  complete: number;
+  tail: number;
+  /** [line start, messages before it] */
+  checkpoints: Array<[number, number]>;
+}
+
 const CHECKPOINT_MESSAGES = 500;
 const CHECKPOINT_BYTES = 4 * 1024 * 1024;
 
@@ -58,6 +69,26 @@ export function sameKey(a: FileKey | undefined, b: FileKey | undefined): boolean
 export class FileLogs {
   private readonly states = new Map<string, CountState>();
   private readonly lock = new KeyedLock();
+  /** Called after a count changed (the count store saves big ones). */
+  onCounted: (() => void) | undefined;
+
+  /** Counts saved by an earlier run; each is used only while its file's key still matches. */
+  restore(saved: readonly SavedCount[]): void {
+    for (const s of saved) {
+      if (this.states.has(s.path)) continue;
+      this.states.set(s.path, { key: s.key, scanned: s.scanned, complete: s.complete, tail: s.tail, checkpoints: s.checkpoints.map(([position, index]) => ({ position, index })) });
+    }
+  }
+
+  /** The counts of logs of at least `minBytes`, to save. */
+  saved(minBytes: number): SavedCount[] {
+    const out: SavedCount[] = [];
+    for (const [path, st] of this.states) {
+      if (st.key.size < minBytes) continue;
+      out.push({ path, key: st.key, scanned: st.scanned, complete: st.complete, tail: st.tail, checkpoints: st.checkpoints.map((c) => [c.position, c.index]) });
+    }
+    return out;
+  }
 
   /** The count for this exact file version, without any I/O; undefined when not known. */
   cachedCount(path: string, key: FileKey): number | undefined {
@@ -131,6 +162,7 @@ export class FileLogs {
       const state = (await appendedOnly(fh, cached, key)) ? { ...cached!, checkpoints: [...cached!.checkpoints] } : fresh(key);
       await scan(fh, format, state, key);
       this.states.set(path, state);
+      this.onCounted?.();
       return state;
     });
   }

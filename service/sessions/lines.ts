@@ -54,16 +54,19 @@ class LineBuilder {
  */
 export async function* forwardLines(fh: FileHandle, from: number, to: number): AsyncGenerator<Line[]> {
   const line = new LineBuilder();
+  // One buffer for the whole read: a batch is used up before the next chunk is read, and the
+  // piece of a line that runs on into the next chunk is copied out.
+  const buffer = Buffer.allocUnsafe(Math.min(FORWARD_CHUNK, Math.max(1, to - from)));
   let pos = from;
   let lineStart = from;
   while (pos < to) {
-    const chunk = await readExactly(fh, pos, Math.min(FORWARD_CHUNK, to - pos));
+    const chunk = await readExactly(fh, pos, Math.min(buffer.length, to - pos), buffer);
     const batch: Line[] = [];
     let at = 0;
     for (;;) {
       const nl = chunk.indexOf(NL, at);
       if (nl === -1) {
-        line.add(chunk.subarray(at));
+        line.add(Buffer.from(chunk.subarray(at)));
         break;
       }
       line.add(chunk.subarray(at, nl));
@@ -81,16 +84,18 @@ export async function* forwardLines(fh: FileHandle, from: number, to: number): A
 export async function* backwardLines(fh: FileHandle, from: number, to: number): AsyncGenerator<Line[]> {
   if (to <= from) return;
   const line = new LineBuilder();
+  const buffer = Buffer.allocUnsafe(Math.min(BACKWARD_CHUNK, to - from));
   let cursor = to - 1; // the newline ending the last line is not part of it
   let lineEnd = to;
   while (cursor > from) {
     const chunkStart = Math.max(from, cursor - BACKWARD_CHUNK);
-    const chunk = await readExactly(fh, chunkStart, cursor - chunkStart);
+    const chunk = await readExactly(fh, chunkStart, cursor - chunkStart, buffer);
     const batch: Line[] = [];
     let stop = chunk.length;
     for (;;) {
       const nl = stop > 0 ? chunk.lastIndexOf(NL, stop - 1) : -1;
-      line.add(chunk.subarray(nl + 1, stop));
+      // The piece before the chunk's first newline joins the next chunk's: copy it out.
+      line.add(nl === -1 ? Buffer.from(chunk.subarray(0, stop)) : chunk.subarray(nl + 1, stop));
       if (nl === -1) break;
       const bytes = line.take(true);
       if (bytes) batch.push({ bytes, start: chunkStart + nl + 1, end: lineEnd });
@@ -110,8 +115,8 @@ export async function readRange(fh: FileHandle, from: number, to: number): Promi
   return trimCr(await readExactly(fh, from, to - from));
 }
 
-async function readExactly(fh: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buf = Buffer.allocUnsafe(length);
+async function readExactly(fh: FileHandle, position: number, length: number, into?: Buffer): Promise<Buffer> {
+  const buf = into ? into.subarray(0, length) : Buffer.allocUnsafe(length);
   let filled = 0;
   while (filled < length) {
     const { bytesRead } = await fh.read(buf, filled, length - filled, position + filled);

@@ -33,6 +33,8 @@ export interface MergeInputs {
   firstPrompt(ref: LogRef): string | undefined;
 }
 
+const RANK: Readonly<Record<SourceKind, number>> = Object.fromEntries(PRECEDENCE.map((kind, i) => [kind, i])) as Record<SourceKind, number>;
+
 /** Every session, newest first (ties by id), one per id. */
 export function mergeSessions(inputs: MergeInputs): SessionView[] {
   const byId = new Map<string, SourceRecord[]>();
@@ -43,7 +45,7 @@ export function mergeSessions(inputs: MergeInputs): SessionView[] {
   }
   const views: SessionView[] = [];
   for (const [id, list] of byId) {
-    list.sort((a, b) => PRECEDENCE.indexOf(a.source) - PRECEDENCE.indexOf(b.source));
+    if (list.length > 1) list.sort((a, b) => RANK[a.source] - RANK[b.source]);
     views.push(view(id, list, inputs));
   }
   return views.sort(newestFirst);
@@ -55,8 +57,16 @@ export function newestFirst(a: SessionView, b: SessionView): number {
 
 function view(id: string, records: SourceRecord[], inputs: MergeInputs): SessionView {
   const owner = records[0]!;
-  const project = records.find((r) => r.source === 'project');
-  const log = records.map((r) => r.log).find((ref): ref is LogRef => !!ref && inputs.logExists(ref));
+  let project: SourceRecord | undefined;
+  let log: LogRef | undefined;
+  let directory: string | undefined;
+  let newest = 0;
+  for (const r of records) {
+    if (r.source === 'project') project ??= r;
+    if (!log && r.log && inputs.logExists(r.log)) log = r.log;
+    directory ??= nonBlank(r.directory);
+    if ((r.updatedAtMs ?? 0) > newest) newest = r.updatedAtMs!;
+  }
   const title = nonBlank(owner.title) ?? nonBlank(project?.title) ?? promptTitle(log, inputs) ?? '';
   return {
     id,
@@ -65,8 +75,8 @@ function view(id: string, records: SourceRecord[], inputs: MergeInputs): Session
     agentId: owner.agentName === 'runtimea' && project ? project.agentId : owner.agentId,
     title,
     titleKey: title.toLowerCase(),
-    updatedAtMs: owner.updatedAtMs ?? Math.max(0, ...records.map((r) => r.updatedAtMs ?? 0)),
-    directory: records.map((r) => nonBlank(r.directory)).find((d) => d !== undefined) ?? '',
+    updatedAtMs: owner.updatedAtMs ?? newest,
+    directory: directory ?? '',
     records,
     ...(log ? { log } : {}),
   };
@@ -77,7 +87,8 @@ function promptTitle(log: LogRef | undefined, inputs: MergeInputs): string | und
   return prompt === undefined ? undefined : nonBlank(titleFromPrompt(prompt));
 }
 
-function nonBlank(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
+export function nonBlank(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
   return trimmed ? trimmed : undefined;
 }

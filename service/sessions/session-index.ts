@@ -1,37 +1,14 @@
-import type { Dirent, Stats } from 'node:fs';
-import { readdir, readFile, readStarts, stat, statMany } from './disk.js';
-import path from 'node:path';
 import type { Logger } from '../log.js';
-import { fileKey, sameKey, type FileKey } from './file-log.js';
-import { legacyMessages } from './formats/legacy.js';
-import { promptIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
-import { roleOf, STORE_FORMAT, type FileRole, type SessionRoots, type StoreName } from './layout.js';
-import { LogReader, type LogVersion } from './logs.js';
-import { mergeSessions, type SessionView } from './merge.js';
-import { legacyRecord, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
-import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
-import { firstUserText } from './title.js';
-import type { LogRef, SourceRecord } from './types.js';
+import { CountStore } from './count-store.js';
+import type { SessionRoots } from './layout.js';
+import { eachLimited } from './limit.js';
+import { LogReader } from './logs.js';
+import { mergeSessions, nonBlank, PRECEDENCE, type SessionView } from './merge.js';
+import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
+import type { SourceRecord } from './types.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
 
-/** A log (or SQLite store) that appeared, grew, was rewritten or went away. */
-export interface LogChange {
-  /** The log file, or the SQLite store file. */
-  path: string;
-  /** The log, for files; undefined for a SQLite store (any of its sessions may have changed). */
-  ref?: LogRef;
-  before?: FileKey;
-  after?: FileKey;
-}
-
-type Known =
-  | { role: 'index'; key: FileKey; records: SourceRecord[] }
-  | { role: 'log'; key: FileKey; store: StoreName; agentId: string; id: string; head?: Head & { key: FileKey } }
-  | { role: 'legacy'; key: FileKey; record: SourceRecord; prompt?: string }
-  | { role: 'sqlite'; key: string; records: SourceRecord[]; prompts: Map<string, string | undefined> };
-
-const IO_CONCURRENCY = 32;
-const MAX_INDEX_BYTES = 64 * 1024 * 1024;
+export type { LogChange } from './source-files.js';
 
 /**
  * The in-memory index of every session. Built once at start-up (one walk of the session
@@ -42,12 +19,12 @@ const MAX_INDEX_BYTES = 64 * 1024 * 1024;
  */
 export class SessionIndex {
   readonly logs = new LogReader();
-  private readonly files = new Map<string, Known>();
+  private readonly files: SourceFiles;
   private views: SessionView[] = [];
   private byId = new Map<string, SessionView>();
-  private referenced = new Set<string>();
   private queue: Promise<void> = Promise.resolve();
   private built: Promise<void> = Promise.resolve();
+  private titled: Promise<void> = Promise.resolve();
   private readonly dirty = new Set<string>();
   private refreshScheduled = false;
   private watcher: SessionWatcher | undefined;
@@ -55,25 +32,32 @@ export class SessionIndex {
   private warming = false;
   private warmFrom = 0;
   private readonly listeners = new Set<(changes: LogChange[]) => void>();
-  private sqliteWarned = false;
+
+  private readonly counts: CountStore | undefined;
 
   constructor(
     readonly roots: SessionRoots,
     private readonly log: Logger,
-    private readonly options: { watch: boolean } = { watch: true },
-  ) {}
+    private readonly options: { watch?: boolean; countsFile?: string } = {},
+  ) {
+    this.files = new SourceFiles(roots, this.logs, log);
+    this.counts = options.countsFile ? new CountStore(options.countsFile, this.logs.files, log) : undefined;
+  }
 
   /** Builds the index off the request path, then starts watching. */
   start(): void {
     this.built = this.enqueue(async () => {
       const started = Date.now();
-      await this.refreshPaths(this.rootPaths());
+      await this.counts?.load();
+      // Titles that need a log's first lines come right after, off the first answer's path.
+      await this.refreshPaths(this.rootPaths(), { deferTitles: true });
       this.log.info({ sessions: this.views.length, ms: Date.now() - started }, 'session index built');
     });
-    void this.built.then(() => {
+    this.titled = this.built.then(() => this.enqueue(() => this.rebuild()));
+    void this.titled.then(() => {
       if (this.closed) return;
       this.warmCounts();
-      if (!this.options.watch) return;
+      if (this.options.watch === false) return;
       this.watcher = watchSessions(this.roots, (paths) => this.markDirty(paths), this.log);
       // Whatever changed between the first walk and the watches being in place.
       void this.watcher.ready.then(() => this.markDirty(this.rootPaths()));
@@ -100,24 +84,36 @@ export class SessionIndex {
     return this.byId.get(id);
   }
 
-  /** Case-insensitive substring match on titles. */
+  /** Case-insensitive substring match on titles (once every title is known). */
   async search(q: string): Promise<SessionView[]> {
-    await this.current();
+    await this.titled;
     const needle = q.toLowerCase();
     return this.views.filter((v) => v.titleKey.includes(needle));
+  }
+
+  /**
+   * Gives a session whose title is still to come from its log's first prompt that title now
+   * (the first page right after start-up, before the background pass has read every head).
+   */
+  async ensureTitle(view: SessionView): Promise<void> {
+    if (view.title || !view.log || !this.files.needsHead(view.log)) return;
+    await this.files.readTitles([view.log]);
+    const prompt = this.merge(view.records)[0];
+    if (prompt?.title) Object.assign(view, { title: prompt.title, titleKey: prompt.titleKey });
   }
 
   /** The message count of a session's log: cached, else counted now (and cached). */
   async messageCount(view: SessionView): Promise<number> {
     if (!view.log) return 0;
-    const version = this.versionOf(view.log);
+    const version = this.files.versionOf(view.log);
     const cached = this.logs.cachedCount(view.log, version);
     if (cached !== undefined) return cached;
     try {
       return await this.logs.count(view.log, version);
     } catch (err) {
-      if (isMissing(err)) return 0;
-      throw err;
+      // One unreadable log must not break a listing: it counts as empty until it changes.
+      if (!isMissing(err)) this.log.warn({ err: String(err), session: view.id }, 'session log not counted');
+      return 0;
     }
   }
 
@@ -144,6 +140,7 @@ export class SessionIndex {
     this.closed = true;
     await this.watcher?.close();
     await this.queue.catch(() => undefined);
+    await this.counts?.close();
   }
 
   private rootPaths(): string[] {
@@ -156,285 +153,92 @@ export class SessionIndex {
     return this.queue;
   }
 
-  private async refreshPaths(paths: string[]): Promise<void> {
+  private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     const changes: LogChange[] = [];
     let structural = false;
     await eachLimited(paths, IO_CONCURRENCY, async (p) => {
-      if (await this.applyPath(p, changes)) structural = true;
+      if (await this.files.apply(p, changes)) structural = true;
     });
-    if (structural) await this.rebuild();
+    if (structural) await this.rebuild(options);
     if (changes.length > 0) {
-      for (const listener of this.listeners) listener(changes);
+      for (const listener of this.listeners) {
+        try {
+          listener(changes);
+        } catch (err) {
+          this.log.warn({ err: String(err) }, 'session change listener failed');
+        }
+      }
       this.warmFrom = 0;
       this.warmCounts();
     }
   }
 
-  /** Applies one path; true when the merged view may have changed. */
-  private async applyPath(p: string, changes: LogChange[]): Promise<boolean> {
-    const role = roleOf(this.roots, p);
-    if (!role) return false;
-    if (role.type === 'dir') return this.applyDir(p, changes);
-    return this.applyFile(p, role, changes);
-  }
 
-  private async applyDir(dir: string, changes: LogChange[]): Promise<boolean> {
-    const found = new Map<string, FileRole>();
-    await this.walk(dir, found);
-    let structural = false;
-    for (const known of [...this.files.keys()]) if (isUnder(known, dir) && !found.has(known) && this.drop(known, changes)) structural = true;
-    const stats = await statMany([...found.keys()].filter((p) => found.get(p)!.type !== 'sqlite'));
-    await eachLimited([...found], IO_CONCURRENCY, async ([p, role]) => {
-      if (await this.applyFile(p, role, changes, stats.get(p) ?? null)) structural = true;
-    });
-    return structural;
-  }
 
-  /** Every file of the layout below `dir` (the SQLite store by its main file). */
-  private async walk(dir: string, found: Map<string, FileRole>): Promise<void> {
-    let entries: Dirent[];
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    await Promise.all(
-      entries.map(async (entry) => {
-        const child = path.join(dir, entry.name);
-        const role = roleOf(this.roots, child);
-        if (!role) return;
-        const isDir = entry.isDirectory() || (entry.isSymbolicLink() && (await stat(child).then((s) => s.isDirectory(), () => false)));
-        if (role.type === 'dir') {
-          if (isDir) await this.walk(child, found);
-        } else if (!isDir && !(role.type === 'sqlite' && child !== role.db)) {
-          found.set(role.type === 'sqlite' ? role.db : child, role);
-        }
-      }),
-    );
-  }
 
-  /** `known`: the file's stat when the caller has it (null: it is gone), else it is taken here. */
-  private async applyFile(p: string, role: FileRole, changes: LogChange[], known?: Stats | null): Promise<boolean> {
-    if (role.type === 'sqlite') return this.applySqlite(role.db, role.agentId, changes);
-    const st = known === undefined ? await stat(p).catch(() => null) : known;
-    if (!st || !st.isFile()) return this.drop(p, changes);
-    const key = fileKey(st);
-    return this.applyStat(p, role, key, changes);
-  }
 
-  private async applyStat(p: string, role: Exclude<FileRole, { type: 'sqlite' }>, key: FileKey, changes: LogChange[]): Promise<boolean> {
-    const known = this.files.get(p);
-    if (known && known.role !== 'sqlite' && sameKey(known.key, key)) return false;
-    switch (role.type) {
-      case 'index':
-      case 'project': {
-        const doc = await readJson(p, key);
-        const previous = known?.role === 'index' ? known.records : [];
-        const records = doc === undefined ? previous : role.type === 'index' ? storeIndexRecords(role.store, role.agentId, p, doc) : projectRecords(role.pid, p, doc);
-        this.files.set(p, { role: 'index', key, records });
-        return true;
-      }
-      case 'log': {
-        const previous = known?.role === 'log' ? known : undefined;
-        // Grown in place keeps what was read of it; replaced or cut short, it is read afresh.
-        const grown = !!previous && previous.key.ino === key.ino && key.size >= previous.key.size;
-        if (previous && !grown) this.logs.forget(p);
-        const head = grown ? previous.head : undefined;
-        this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(head ? { head } : {}) });
-        changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
-        // A listed log that grew changes no listed field, unless its first prompt may just have
-        // arrived; an orphan's mtime is its updated_at.
-        return !grown || !this.referenced.has(p) || head?.final === false;
-      }
-      case 'legacy': {
-        const doc = await readJson(p, key);
-        const prompt = firstUserText(legacyMessages(doc, ''));
-        this.files.set(p, { role: 'legacy', key, record: legacyRecord(role.agentId, role.id, p, doc), ...(prompt !== undefined ? { prompt } : {}) });
-        this.logs.forget(p);
-        changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known?.key as FileKey | undefined, after: key });
-        return true;
-      }
-    }
-  }
 
-  private async applySqlite(db: string, agentId: string, changes: LogChange[]): Promise<boolean> {
-    const [main, wal] = await Promise.all([stat(db).catch(() => undefined), stat(`${db}-wal`).catch(() => undefined)]);
-    if (!main) return this.drop(db, changes);
-    const key = `${main.ino}:${main.size}:${main.mtimeMs}:${wal?.size ?? '-'}:${wal?.mtimeMs ?? '-'}`;
-    const known = this.files.get(db);
-    if (known?.role === 'sqlite' && known.key === key) return false;
-    if (!sqliteDriver()) {
-      if (!this.sqliteWarned) this.log.warn({ db }, 'better-sqlite3 is not available: the runtimea SQLite store is not listed');
-      this.sqliteWarned = true;
-      return false;
-    }
-    let records: SourceRecord[];
-    try {
-      records = listSqliteSessions(db).map((s) => ({
-        id: s.sessionId,
-        source: 'runtimea-sqlite' as const,
-        agentName: 'runtimea' as const,
-        agentId,
-        ...(s.label ? { title: s.label } : {}),
-        updatedAtMs: s.updatedAtMs,
-        log: { kind: 'sqlite' as const, db, sessionId: s.sessionId },
-      }));
-    } catch (err) {
-      // Locked, being created, or not an OpenClaw store: keep what was read before.
-      this.log.debug({ db, err: String(err) }, 'runtimea SQLite store not read');
-      return false;
-    }
-    const prompts = known?.role === 'sqlite' ? known.prompts : new Map<string, string | undefined>();
-    this.files.set(db, { role: 'sqlite', key, records, prompts });
-    changes.push({ path: db });
-    return true;
-  }
 
-  /** Forgets a file that is gone; true when it was known. */
-  private drop(p: string, changes: LogChange[]): boolean {
-    const known = this.files.get(p);
-    if (!known) return false;
-    this.files.delete(p);
-    this.logs.forget(p);
-    if (known.role === 'log') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[known.store], path: p }, before: known.key });
-    else if (known.role === 'legacy') changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known.key });
-    else if (known.role === 'sqlite') changes.push({ path: p });
-    return true;
-  }
-
-  private records(): SourceRecord[] {
-    const out: SourceRecord[] = [];
-    const referenced = new Set<string>();
-    for (const known of this.files.values()) {
-      if (known.role === 'index' || known.role === 'sqlite') {
-        for (const r of known.records) {
-          out.push(r);
-          if (r.log?.kind === 'file') referenced.add(r.log.path);
-        }
-      } else if (known.role === 'legacy') out.push(known.record);
-    }
-    for (const [p, known] of this.files) {
-      if (known.role === 'log' && !referenced.has(p)) out.push(orphanLogRecord(known.store, known.agentId, p, known.id, known.key.mtimeMs));
-    }
-    this.referenced = referenced;
-    return out;
-  }
 
   private merge(records: SourceRecord[]): SessionView[] {
-    return mergeSessions({
-      records,
-      logExists: (ref) => ref.kind === 'sqlite' || this.files.has(ref.path),
-      firstPrompt: (ref) => {
-        if (ref.kind === 'sqlite') return (this.files.get(ref.db) as Extract<Known, { role: 'sqlite' }> | undefined)?.prompts.get(ref.sessionId);
-        const known = this.files.get(ref.path);
-        if (known?.role === 'log') return known.head?.prompt;
-        return known?.role === 'legacy' ? known.prompt : undefined;
-      },
-    });
+    return mergeSessions({ records, logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref) });
   }
 
-  /** Merges every source; reads the first lines of logs whose session still needs a title. */
-  private async rebuild(): Promise<void> {
-    const records = this.records();
-    let views = this.merge(records);
-    const untitled = views.filter((v) => !v.title && v.log && this.needsHead(v.log)).map((v) => v.log!);
-    if (untitled.length > 0) {
-      await this.readTitles(untitled);
-      views = this.merge(records);
-    }
+  /** Reads the first lines of logs whose session has no title in any index, then merges every source. */
+  private async rebuild(options: { deferTitles?: boolean } = {}): Promise<void> {
+    const records = this.files.records();
+    const titled = titledIds(records);
+    const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
+    if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(untitled);
+    const views = this.merge(records);
     this.views = views;
     this.byId = new Map(views.map((v) => [v.id, v]));
   }
 
-  private needsHead(ref: LogRef): boolean {
-    if (ref.kind === 'sqlite') return !(this.files.get(ref.db) as Extract<Known, { role: 'sqlite' }> | undefined)?.prompts.has(ref.sessionId);
-    const known = this.files.get(ref.path);
-    if (known?.role !== 'log') return false;
-    const head = known.head;
-    return !head || (!head.final && head.key.size !== known.key.size);
-  }
 
-  /** First prompts: the first 64 KB of every log in one sliced pass, further only where needed. */
-  private async readTitles(refs: LogRef[]): Promise<void> {
-    const files = refs.flatMap((ref) => (ref.kind === 'file' ? [ref.path] : []));
-    const starts = await readStarts(files, QUICK_HEAD_BYTES);
-    await eachLimited(refs, IO_CONCURRENCY, async (ref) => {
-      if (ref.kind === 'sqlite') return this.readSqliteTitle(ref.db, ref.sessionId);
-      const known = this.files.get(ref.path);
-      if (known?.role !== 'log') return;
-      const start = starts.get(ref.path);
-      if (!start) return; // gone: the next change event says so
-      const format = STORE_FORMAT[known.store];
-      const prompt = promptIn(start.head, format);
-      if (prompt !== undefined) known.head = { prompt, final: true, key: known.key };
-      else if (start.stat.size <= QUICK_HEAD_BYTES) known.head = { final: false, key: known.key };
-      else known.head = { ...(await readHead(ref.path, format).catch(() => ({ final: false }))), key: known.key };
-    });
-  }
 
-  private readSqliteTitle(db: string, sessionId: string): void {
-    const known = this.files.get(db);
-    if (known?.role !== 'sqlite') return;
-    let prompt: string | undefined;
-    try {
-      prompt = sqliteFirstPrompt(db, sessionId);
-    } catch {
-      prompt = undefined;
-    }
-    known.prompts.set(sessionId, prompt);
-  }
-
-  private versionOf(ref: LogRef): LogVersion | undefined {
-    const known = this.files.get(ref.kind === 'sqlite' ? ref.db : ref.path);
-    return known?.key;
-  }
 
   /** Counts, in the background and newest first, every log whose count is not cached yet. */
   private warmCounts(): void {
     if (this.warming || this.closed) return;
     this.warming = true;
+    const started = Date.now();
+    let counted = 0;
     void (async () => {
       try {
         while (!this.closed) {
-          const view = this.views.slice(this.warmFrom).find((v) => v.log && this.logs.cachedCount(v.log, this.versionOf(v.log)) === undefined);
-          if (!view) break;
-          this.warmFrom = Math.max(this.warmFrom, this.views.indexOf(view));
-          await this.messageCount(view).catch(() => undefined);
-          this.warmFrom++;
-          await new Promise((resolve) => setImmediate(resolve));
+          const views = this.views;
+          let i = this.warmFrom;
+          while (i < views.length && !(views[i]!.log && this.logs.cachedCount(views[i]!.log!, this.files.versionOf(views[i]!.log!)) === undefined)) i++;
+          if (i >= views.length) break;
+          this.warmFrom = i + 1;
+          await this.messageCount(views[i]!).catch(() => undefined);
+          counted++;
         }
+        if (counted > 0 && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
       } finally {
         this.warming = false;
       }
     })();
   }
+
 }
 
-async function readJson(file: string, key: FileKey): Promise<unknown> {
-  if (key.size > MAX_INDEX_BYTES) return undefined;
-  try {
-    return JSON.parse(await readFile(file, 'utf8'));
-  } catch {
-    // Half-written by a writer that is not atomic, or not JSON: keep what was read before.
-    return undefined;
+/** Ids whose title comes from an index: the owning record's title, or a project index's. */
+function titledIds(records: readonly SourceRecord[]): Set<string> {
+  const owners = new Map<string, SourceRecord>();
+  const titled = new Set<string>();
+  for (const r of records) {
+    const owner = owners.get(r.id);
+    if (!owner || PRECEDENCE.indexOf(r.source) < PRECEDENCE.indexOf(owner.source)) owners.set(r.id, r);
+    if (r.source === 'project' && nonBlank(r.title)) titled.add(r.id);
   }
-}
-
-function isUnder(file: string, dir: string): boolean {
-  return file === dir || file.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
+  for (const [id, owner] of owners) if (nonBlank(owner.title)) titled.add(id);
+  return titled;
 }
 
 function isMissing(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ENOTDIR';
-}
-
-/** Runs `task` over `items`, at most `limit` at a time. */
-async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await task(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -1,10 +1,12 @@
 import { HttpError } from '../errors.js';
 import type { Page } from './file-log.js';
+import { mapLimited } from './limit.js';
 import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
 import type { Session } from './types.js';
 
 export async function sessionOf(index: SessionIndex, view: SessionView): Promise<Session> {
+  await index.ensureTitle(view);
   return {
     session_id: view.id,
     title: view.title,
@@ -19,7 +21,7 @@ export async function sessionOf(index: SessionIndex, view: SessionView): Promise
 /** {total, offset, sessions}: a slice of `views`; counts not cached yet are counted now. */
 export async function sessionPage(index: SessionIndex, views: readonly SessionView[], offset: number, limit: number): Promise<{ total: number; offset: number; sessions: Session[] }> {
   const slice = views.slice(offset, offset + limit);
-  return { total: views.length, offset, sessions: await Promise.all(slice.map((v) => sessionOf(index, v))) };
+  return { total: views.length, offset, sessions: await mapLimited(slice, 16, (v) => sessionOf(index, v)) };
 }
 
 /** {total, offset, messages} of a session's log; 404 when the session or its log is missing. */

@@ -91,13 +91,20 @@ export function cliaTranscript(sessionId: string, turns: Turn[]): string[] {
  */
 export function clibTranscript(turns: Turn[], model = 'gpt-5.5'): string[] {
   const out: string[] = [];
-  let previous = { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
+  const zero = { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
+  let previous = zero;
+  let thread: unknown;
   for (const turn of turns) {
     let t = turn.at.getTime();
     const stamp = () => new Date((t += 150)).toISOString();
     out.push(JSON.stringify({ type: 'user.message', text: turn.prompt, timestamp: new Date(t).toISOString() }));
     for (const line of fixtureLines('clib', turn.run)) {
       const event = JSON.parse(line) as Record<string, unknown>;
+      if (event.type === 'thread.started') {
+        // Recorded runs of another thread start their own running total.
+        if (event.thread_id !== thread) previous = zero;
+        thread = event.thread_id;
+      }
       if (event.type === 'turn.completed') {
         const total = event.usage as typeof previous;
         const perTurn = Object.fromEntries(Object.entries(total).map(([k, v]) => [k, v - (previous[k as keyof typeof previous] ?? 0)]));
