@@ -40,7 +40,8 @@ if (!app.requestSingleInstanceLock()) {
 
 async function start(): Promise<void> {
   const config = loadConfig(process.env);
-  // The poll token is consumed by the service at start-up; no child may inherit it.
+  // The poll token is consumed by the service at start-up (which then removes both sign-in
+  // variables); delete it at once so nothing started before that can inherit it.
   delete process.env.SPACE_POLL_TOKEN;
   const log = createLogger(config.logLevel);
   const token = newLaunchToken();
@@ -59,7 +60,14 @@ async function start(): Promise<void> {
   injectToken(session.defaultSession, apiBase, token);
   session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
   protocol.handle(APP_SCHEME, (request) => serveRenderer(request, path.join(config.paths.appRoot, 'renderer')));
-  registerIpc(ipcMain, APP_ORIGIN, { apiBase, version: app.getVersion() });
+  // The sign-in and secrets bridges call the in-process service: the poll_token stays in
+  // this process and secrets never travel through a renderer-visible HTTP header.
+  registerIpc(
+    ipcMain,
+    APP_ORIGIN,
+    { apiBase, version: app.getVersion() },
+    { config, signIn: service.ctx.signIn, openExternal: (url) => void shell.openExternal(url) },
+  );
   openWindow();
 }
 

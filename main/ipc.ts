@@ -1,4 +1,9 @@
-import type { IpcMain, IpcMainInvokeEvent } from 'electron';
+import type { IpcMain } from 'electron';
+import type { Config } from '../service/config.js';
+import type { SignIn } from '../service/auth/sign-in.js';
+import { assertAppFrame } from './ipc-guard.js';
+import { registerSecretsBridge } from './secrets-bridge.js';
+import { registerSignInBridge } from './sign-in-bridge.js';
 
 /** What the preload may ask the main process; every handler checks the calling frame. */
 export interface RendererInfo {
@@ -6,21 +11,22 @@ export interface RendererInfo {
   version: string;
 }
 
-export function registerIpc(ipcMain: Pick<IpcMain, 'handle'>, appOrigin: string, info: RendererInfo): void {
+/** The in-process service parts the bridges use. */
+export interface BridgeServices {
+  config: Config;
+  signIn: Pick<SignIn, 'start' | 'waitForApproval' | 'consumeHeld'>;
+  openExternal(url: string): void;
+  pollIntervalMs?: number;
+}
+
+export function registerIpc(ipcMain: Pick<IpcMain, 'handle'>, appOrigin: string, info: RendererInfo, services?: BridgeServices): void {
   ipcMain.handle('space:info', (event) => {
     assertAppFrame(event, appOrigin);
     return info;
   });
+  if (!services) return;
+  registerSignInBridge(ipcMain, appOrigin, services);
+  registerSecretsBridge(ipcMain, appOrigin, services.config);
 }
 
-export function assertAppFrame(event: Pick<IpcMainInvokeEvent, 'senderFrame'>, appOrigin: string): void {
-  const url = event.senderFrame?.url;
-  let origin: string | undefined;
-  try {
-    const parsed = new URL(url ?? '');
-    origin = `${parsed.protocol}//${parsed.host}`;
-  } catch {
-    origin = undefined;
-  }
-  if (origin !== appOrigin) throw new Error('IPC refused: not the app frame');
-}
+export { assertAppFrame };

@@ -28,12 +28,42 @@ export interface Config {
   readonly logLevel: string;
   /** Largest JSON request body, in bytes. */
   readonly jsonLimitBytes: number;
+  /** Deepest nesting of arrays and objects a JSON request body may have. */
+  readonly jsonMaxDepth: number;
+  /** A request whose body makes no progress for this long is ended (408). */
+  readonly bodyIdleTimeoutMs: number;
+  /** How long a bootstrap CLI may take to show its URL or code, or to answer a submitted code. */
+  readonly bootstrapStepTimeoutMs: number;
+  /** How long a started bootstrap flow (setup-token, device auth) waits for the user. */
+  readonly bootstrapSessionTtlMs: number;
+  /** Issuer the clib device login talks to (codex's hidden --experimental_issuer); undefined: codex's own. */
+  readonly clibIssuer: string | undefined;
+  /** Chat engine limits and timings (defaults are the spec's; tests shorten them). */
+  readonly chat: Readonly<ChatConfig>;
+  /**
+   * The environment the service was started with (what `loadConfig` read), minus the
+   * service's own secrets: what agent CLIs inherit, with HOME set to `home`.
+   */
+  readonly childEnv: Env;
+  readonly connectors: Readonly<ConnectorsConfig>;
   readonly bins: Readonly<{
     clia: string;
     clib: string;
     runtimea: string;
     syncTool: string;
     codehostCli: string;
+  }>;
+  /** The runtimea gateway (OpenClaw): how it is started, or which existing one is used. */
+  readonly runtimea: Readonly<{
+    /** SPACE_RUNTIMEA_NODE: the Node (>= 24) that runs the gateway; else found on PATH at start. */
+    node: string | undefined;
+    /** SPACE_RUNTIMEA_PORT: loopback port of the gateway the service starts; 0 = a free port per launch. */
+    port: number;
+    /** SPACE_RUNTIMEA_GATEWAY_URL (+ _TOKEN): use this running gateway instead of starting one. */
+    gatewayUrl: string | undefined;
+    gatewayToken: string | undefined;
+    /** The gateway's state dir: OPENCLAW_STATE_DIR when set, else ~/.runtimea. */
+    stateDir: string;
   }>;
   readonly paths: Readonly<{
     appRoot: string;
@@ -48,12 +78,62 @@ export interface Config {
     /** The full-text search index (SQLite), in the service's own state folder. */
     ftsIndex: string;
     cliaSpace: string;
+    /** CODEX_HOME of every clib process the service starts: codex's auth.json lives here. */
+    codexHome: string;
     clibSpace: string;
     uploads: string;
   }>;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ChatConfig {
+  /** Concurrent turns (accepted and not yet ended) across all sessions; 429 above it. */
+  maxTurns: number;
+  /** Silence before a heartbeat: CLI runtimes (spec: 20 s) and runtimea (spec: 15 s). */
+  heartbeatCliMs: number;
+  heartbeatRuntimeaMs: number;
+  /** A prompt whose stream is never opened is dropped after this (the spec keeps it forever). */
+  unopenedTtlMs: number;
+  /** The recently-started record's lifetime after the first open (spec: 600 s). */
+  recentTtlMs: number;
+  /** How long a reconnect-mode open waits for the turn to end (spec: 300 s). */
+  reconnectWaitMs: number;
+  /** Bytes of event data kept per turn for Last-Event-ID replay. */
+  replayBytes: number;
+  /** After an abort's SIGINT, how long the program gets before its group is killed. */
+  abortGraceMs: number;
+}
+
+/** The connectors' files and remote endpoints (README, "Connectors"). */
+export interface ConnectorsConfig {
+  /** The token file holding the codehost, deployhost and agenthost tokens. */
+  tokenFile: string;
+  /** The one sync-tool (rclone) config file every drive remote lives in. */
+  syncToolConfig: string;
+  /** Lifetime of a drive OAuth session (spec: 600 s). */
+  driveSessionTtlMs: number;
+  /** Base of the code host's REST API (GitHub's, or `https://HOST/api/v3` for an Enterprise host). */
+  codehostApiUrl: string;
+  /** The host the code-host CLI logs in to (`gh auth login --hostname`). */
+  codehostHost: string;
+  /** The code-host CLI's config dir (GH_CONFIG_DIR): its token cache file lives there. */
+  codehostCliConfigDir: string;
+  /** Lifetime of a code-host device session (GitHub's device codes last 900 s). */
+  codehostDeviceTtlMs: number;
+  /** Issuer of the deploy host's OAuth authorization server (RFC 8414 discovery). */
+  deployhostIssuer: string | undefined;
+  /** A pre-registered client id; without it the service registers itself (RFC 7591). */
+  deployhostClientId: string | undefined;
+  deployhostScopes: readonly string[];
+  /** Where a deploy-host token is checked and the user read; default: the server's userinfo endpoint. */
+  deployhostUserUrl: string | undefined;
+  /** Where an agent-host token is checked (GET with the bearer); none: tokens are stored unchecked. */
+  agenthostValidateUrl: string | undefined;
+}
+
+/** Variables of the service itself that no child program may inherit. */
+const SERVICE_SECRETS = ['SPACE_API_KEY', 'SPACE_TOKEN', 'SPACE_POLL_TOKEN', 'SPACE_AUTH_SESSION_ID'];
 
 export class ConfigError extends Error {}
 
@@ -65,11 +145,11 @@ export function loadConfig(env: Env = process.env): Config {
     host: parseLoopbackHost(env.SPACE_HOST),
     port: parsePort(env.SPACE_PORT),
     home,
-    upstreamUrl: nonEmpty(env.SPACE_UPSTREAM_URL)?.replace(/\/+$/, ''),
+    upstreamUrl: parseHttpUrl(env.SPACE_UPSTREAM_URL, 'SPACE_UPSTREAM_URL'),
     apiKey: nonEmpty(env.SPACE_API_KEY),
     authSessionId: nonEmpty(env.SPACE_AUTH_SESSION_ID),
     pollToken: nonEmpty(env.SPACE_POLL_TOKEN),
-    projectsRoot: expandHome(env.SPACE_PROJECTS_ROOT, home) ?? path.join(home, 'space-projects'),
+    projectsRoot: expandHome(env.SPACE_PROJECTS_ROOT, home, 'SPACE_PROJECTS_ROOT') ?? path.join(home, 'space-projects'),
     agentName: env.AGENT_NAME || 'runtimea',
     activeAgentId: nonEmpty(env.SPACE_ACTIVE_AGENT),
     localModelUrl: parseLoopbackUrl(env.SPACE_LOCALMODEL_URL),
@@ -79,12 +159,36 @@ export function loadConfig(env: Env = process.env): Config {
     token: nonEmpty(env.SPACE_TOKEN),
     logLevel: env.SPACE_LOG_LEVEL || 'info',
     jsonLimitBytes: 16 * 1024 * 1024,
+    jsonMaxDepth: 128,
+    bodyIdleTimeoutMs: parsePositiveInt(env.SPACE_BODY_IDLE_TIMEOUT_MS, 'SPACE_BODY_IDLE_TIMEOUT_MS', 30_000),
+    bootstrapStepTimeoutMs: parsePositiveInt(env.SPACE_BOOTSTRAP_STEP_TIMEOUT_MS, 'SPACE_BOOTSTRAP_STEP_TIMEOUT_MS', 60_000),
+    bootstrapSessionTtlMs: parsePositiveInt(env.SPACE_BOOTSTRAP_SESSION_TTL_MS, 'SPACE_BOOTSTRAP_SESSION_TTL_MS', 900_000),
+    clibIssuer: parseHttpUrl(env.SPACE_CLIB_ISSUER, 'SPACE_CLIB_ISSUER'),
+    chat: Object.freeze({
+      maxTurns: parsePositiveInt(env.SPACE_CHAT_MAX_TURNS, 'SPACE_CHAT_MAX_TURNS', 8),
+      heartbeatCliMs: parsePositiveInt(env.SPACE_CHAT_HEARTBEAT_CLI_MS, 'SPACE_CHAT_HEARTBEAT_CLI_MS', 20_000),
+      heartbeatRuntimeaMs: parsePositiveInt(env.SPACE_CHAT_HEARTBEAT_RUNTIMEA_MS, 'SPACE_CHAT_HEARTBEAT_RUNTIMEA_MS', 15_000),
+      unopenedTtlMs: parsePositiveInt(env.SPACE_CHAT_UNOPENED_TTL_MS, 'SPACE_CHAT_UNOPENED_TTL_MS', 300_000),
+      recentTtlMs: parsePositiveInt(env.SPACE_CHAT_RECENT_TTL_MS, 'SPACE_CHAT_RECENT_TTL_MS', 600_000),
+      reconnectWaitMs: parsePositiveInt(env.SPACE_CHAT_RECONNECT_WAIT_MS, 'SPACE_CHAT_RECONNECT_WAIT_MS', 300_000),
+      replayBytes: parsePositiveInt(env.SPACE_CHAT_REPLAY_BYTES, 'SPACE_CHAT_REPLAY_BYTES', 512 * 1024),
+      abortGraceMs: parsePositiveInt(env.SPACE_CHAT_ABORT_GRACE_MS, 'SPACE_CHAT_ABORT_GRACE_MS', 3000),
+    }),
+    childEnv: Object.freeze(childEnvOf(env, home)),
+    connectors: Object.freeze(connectorsConfig(env, home)),
     bins: Object.freeze({
       clia: env.SPACE_CLIA_BIN || 'claude',
       clib: env.SPACE_CLIB_BIN || 'codex',
       runtimea: env.SPACE_RUNTIMEA_BIN || 'openclaw',
       syncTool: env.SPACE_SYNC_TOOL_BIN || 'rclone',
       codehostCli: env.SPACE_CODEHOST_CLI_BIN || 'gh',
+    }),
+    runtimea: Object.freeze({
+      node: nonEmpty(env.SPACE_RUNTIMEA_NODE),
+      port: parsePort(env.SPACE_RUNTIMEA_PORT, 18789, 'SPACE_RUNTIMEA_PORT'),
+      gatewayUrl: parseHttpUrl(env.SPACE_RUNTIMEA_GATEWAY_URL, 'SPACE_RUNTIMEA_GATEWAY_URL'),
+      gatewayToken: nonEmpty(env.SPACE_RUNTIMEA_GATEWAY_TOKEN),
+      stateDir: expandHome(env.OPENCLAW_STATE_DIR, home, 'OPENCLAW_STATE_DIR') ?? runtimeaDir,
     }),
     paths: Object.freeze({
       appRoot,
@@ -97,10 +201,47 @@ export function loadConfig(env: Env = process.env): Config {
       sessionCountsFile: path.join(home, '.space-state', 'session-counts.json'),
       ftsIndex: path.join(home, '.space-state', 'fts', 'index.sqlite'),
       cliaSpace: path.join(home, 'clia-space'),
+      codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),
       clibSpace: path.join(home, 'clib-space'),
       uploads: path.join(home, 'uploads'),
     }),
   });
+}
+
+function connectorsConfig(env: Env, home: string): ConnectorsConfig {
+  const stateDir = path.join(home, '.space-state');
+  return {
+    tokenFile: path.join(stateDir, 'connectors.json'),
+    syncToolConfig: syncToolConfig(env, home),
+    driveSessionTtlMs: parsePositiveInt(env.SPACE_DRIVE_SESSION_TTL_MS, 'SPACE_DRIVE_SESSION_TTL_MS', 600_000),
+    codehostApiUrl: parseHttpUrl(env.SPACE_CODEHOST_API_URL, 'SPACE_CODEHOST_API_URL') ?? 'https://api.github.com',
+    codehostHost: parseHostname(env.SPACE_CODEHOST_HOST),
+    codehostCliConfigDir: expandHome(env.SPACE_CODEHOST_CLI_CONFIG_DIR, home, 'SPACE_CODEHOST_CLI_CONFIG_DIR') ?? path.join(stateDir, 'codehost-cli'),
+    codehostDeviceTtlMs: parsePositiveInt(env.SPACE_CODEHOST_DEVICE_TTL_MS, 'SPACE_CODEHOST_DEVICE_TTL_MS', 900_000),
+    deployhostIssuer: parseHttpUrl(env.SPACE_DEPLOYHOST_ISSUER, 'SPACE_DEPLOYHOST_ISSUER'),
+    deployhostClientId: nonEmpty(env.SPACE_DEPLOYHOST_CLIENT_ID),
+    deployhostScopes: (env.SPACE_DEPLOYHOST_SCOPES ?? '').split(/[\s,]+/).filter(Boolean),
+    deployhostUserUrl: parseHttpUrl(env.SPACE_DEPLOYHOST_USER_URL, 'SPACE_DEPLOYHOST_USER_URL'),
+    agenthostValidateUrl: parseHttpUrl(env.SPACE_AGENTHOST_VALIDATE_URL, 'SPACE_AGENTHOST_VALIDATE_URL'),
+  };
+}
+
+/** SPACE_SYNC_TOOL_CONFIG, else rclone's own choice (RCLONE_CONFIG, then its XDG default). */
+function syncToolConfig(env: Env, home: string): string {
+  const own = expandHome(env.SPACE_SYNC_TOOL_CONFIG, home, 'SPACE_SYNC_TOOL_CONFIG');
+  if (own) return own;
+  if (env.RCLONE_CONFIG && path.isAbsolute(env.RCLONE_CONFIG)) return env.RCLONE_CONFIG;
+  const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
+  return path.join(xdg, 'rclone', 'rclone.conf');
+}
+
+function childEnvOf(env: Env, home: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && !SERVICE_SECRETS.includes(key)) out[key] = value;
+  }
+  out.HOME = home;
+  return out;
 }
 
 function resolveHome(value: string | undefined): string {
@@ -113,10 +254,10 @@ function resolveHome(value: string | undefined): string {
   }
 }
 
-function expandHome(value: string | undefined, home: string): string | undefined {
+function expandHome(value: string | undefined, home: string, name: string): string | undefined {
   if (!value) return undefined;
   const expanded = value === '~' ? home : value.startsWith('~/') ? path.join(home, value.slice(2)) : value;
-  if (!path.isAbsolute(expanded)) throw new ConfigError(`SPACE_PROJECTS_ROOT must be absolute, got ${value}`);
+  if (!path.isAbsolute(expanded)) throw new ConfigError(`${name} must be absolute, got ${value}`);
   return path.resolve(expanded);
 }
 
@@ -142,11 +283,30 @@ function parseLoopbackUrl(value: string | undefined): string {
   return raw.replace(/\/+$/, '');
 }
 
-function parsePort(value: string | undefined): number {
-  if (value === undefined || value === '') return 5002;
+function parsePort(value: string | undefined, fallback = 5002, name = 'SPACE_PORT'): number {
+  if (value === undefined || value === '') return fallback;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`SPACE_PORT is not a port: ${value}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${name} is not a port: ${value}`);
   return port;
+}
+
+function parsePositiveInt(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${name} must be a positive integer, got ${value}`);
+  return n;
+}
+
+function parseHttpUrl(value: string | undefined, name: string): string | undefined {
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} is not a URL: ${value}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got ${value}`);
+  return value.replace(/\/+$/, '');
 }
 
 function parseHour(value: string | undefined): number {
@@ -154,6 +314,12 @@ function parseHour(value: string | undefined): number {
   const hour = Number(value);
   if (!Number.isInteger(hour) || hour < 0 || hour > 23) throw new ConfigError(`USAGE_SYNC_HOUR_UTC must be 0-23, got ${value}`);
   return hour;
+}
+
+function parseHostname(value: string | undefined): string {
+  const host = value || 'github.com';
+  if (!/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?$/.test(host)) throw new ConfigError(`SPACE_CODEHOST_HOST is not a host name: ${host}`);
+  return host;
 }
 
 function parseOrigins(value: string | undefined): string[] {

@@ -1,10 +1,13 @@
+import { SignIn } from './auth/sign-in.js';
 import { AuthState } from './auth/state.js';
+import { UpstreamClient } from './auth/upstream.js';
 import type { Config } from './config.js';
 import { FtsIndex } from './fts/fts-index.js';
 import type { Host } from './host.js';
 import { SseRegistry } from './http/sse.js';
 import type { Logger } from './log.js';
 import { Supervisor } from './process/supervisor.js';
+import type { AgentName, Runtime } from './runtimes/runtime.js';
 import { SessionIndex } from './sessions/session-index.js';
 
 /** What every feature may use: built once per service, handed to each route module. */
@@ -15,6 +18,19 @@ export interface ServiceContext {
   readonly supervisor: Supervisor;
   readonly streams: SseRegistry;
   readonly auth: AuthState;
+  /** The upstream identity and usage service (sign-in, whoami, usage report). */
+  readonly upstream: UpstreamClient;
+  /** The poll-token sign-in; the trusted shell (Electron main) drives it in-process. */
+  readonly signIn: SignIn;
+  /** The registered agent runtimes (service/runtimes/registry.ts fills it at start-up). */
+  readonly runtimes: Map<AgentName, Runtime>;
+  /**
+   * Work to do first on shutdown, before open streams are ended and child groups are
+   * stopped (the chat engine aborts its running turns here so streams end with `done`).
+   */
+  onShutdown(task: () => Promise<void>): void;
+  /** Runs every shutdown task (once; index.ts calls it). */
+  runShutdownTasks(): Promise<void>;
   /** Every runtime's sessions, merged and kept fresh by watchers (started by createService). */
   readonly sessions: SessionIndex;
   /** Full-text search over the sessions' messages, fed by `sessions` (started by createService). */
@@ -29,8 +45,11 @@ export interface ServiceContext {
 export type Stage = 'starting' | 'ready' | 'stopping';
 
 export function createContext(config: Config, host: Host, log: Logger, state: { port(): number; stage(): Stage }): ServiceContext {
+  const auth = new AuthState(config.apiKey);
+  const upstream = new UpstreamClient(config.upstreamUrl);
+  const shutdownTasks: Array<() => Promise<void>> = [];
   const sessions = new SessionIndex(
-    { runtimea: config.paths.runtimeaDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
+    { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
     log,
     { countsFile: config.paths.sessionCountsFile },
   );
@@ -40,7 +59,16 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     log,
     supervisor: new Supervisor(log),
     streams: new SseRegistry(),
-    auth: new AuthState(config.apiKey),
+    auth,
+    upstream,
+    signIn: new SignIn(upstream, auth, config.apiKey !== undefined),
+    runtimes: new Map(),
+    onShutdown: (task) => void shutdownTasks.push(task),
+    runShutdownTasks: async () => {
+      const tasks = shutdownTasks.splice(0);
+      const results = await Promise.allSettled(tasks.map((task) => task()));
+      for (const r of results) if (r.status === 'rejected') log.error({ err: String(r.reason) }, 'shutdown task failed');
+    },
     sessions,
     fts: new FtsIndex(sessions, config.paths.ftsIndex, log),
     startedAt: new Date(),

@@ -30,13 +30,23 @@ export class AuthState {
   }
 
   /** Safe to show anywhere: which credential exists, never the credential. */
-  sanitized(): { signed_in: boolean; source: 'poll_token' | 'api_key' | 'none'; user_id: string | null; expires_in: number | null; signed_in_at: string | null } {
+  sanitized(): {
+    signed_in: boolean;
+    source: 'poll_token' | 'api_key' | 'none';
+    user_id: string | null;
+    expires_in: number | null;
+    signed_in_at: string | null;
+    expires_at: string | null;
+  } {
+    const expiresAt = this.tokens && this.signedInAt ? new Date(this.signedInAt.getTime() + this.tokens.expires_in * 1000) : undefined;
     return {
       signed_in: this.tokens !== undefined,
       source: this.tokens ? 'poll_token' : this.apiKey ? 'api_key' : 'none',
       user_id: this.tokens?.user_id ?? null,
       expires_in: this.tokens?.expires_in ?? null,
       signed_in_at: this.signedInAt?.toISOString() ?? null,
+      // Informational: the bearer is never refreshed (spec), so past this the upstream may refuse it.
+      expires_at: expiresAt && !Number.isNaN(expiresAt.getTime()) ? expiresAt.toISOString() : null,
     };
   }
 }

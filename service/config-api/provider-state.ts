@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { AuthState } from '../auth/state.js';
+import { readCodexAuth } from '../bootstrap/codex-auth.js';
 import type { Config } from '../config.js';
 import type { EnvEntry } from '../stores/env-file.js';
 import { RegistryStore } from '../stores/registry.js';
@@ -21,28 +20,13 @@ export function apiKeyState(env: Map<string, string>): { provider: string; key_s
 
 /**
  * GET /api/config/provb-subscription. The clib device login stores ChatGPT tokens (not an API
- * key) in codex's auth.json; its id_token names the plan. Only the plan claim is read.
+ * key) in codex's auth.json, in the CODEX_HOME the service gives codex; the id_token names the
+ * plan. Only the plan claim is read.
  */
-export async function provbSubscription(home: string): Promise<{ has_subscription: boolean; plan?: string }> {
-  let auth: { auth_mode?: unknown; tokens?: { id_token?: unknown } };
-  try {
-    auth = JSON.parse(await readFile(path.join(home, '.codex', 'auth.json'), 'utf8'));
-  } catch {
-    return { has_subscription: false };
-  }
-  if (auth?.auth_mode !== 'chatgpt' || typeof auth.tokens?.id_token !== 'string') return { has_subscription: false };
-  const plan = planClaim(auth.tokens.id_token);
-  return plan ? { has_subscription: true, plan } : { has_subscription: true };
-}
-
-function planClaim(jwt: string): string | undefined {
-  try {
-    const payload = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8'));
-    const plan = payload?.['https://api.openai.com/auth']?.chatgpt_plan_type;
-    return typeof plan === 'string' ? plan : undefined;
-  } catch {
-    return undefined;
-  }
+export async function provbSubscription(codexHome: string): Promise<{ has_subscription: boolean; plan?: string }> {
+  const auth = await readCodexAuth(codexHome);
+  if (auth?.mode !== 'chatgpt') return { has_subscription: false };
+  return auth.plan ? { has_subscription: true, plan: auth.plan } : { has_subscription: true };
 }
 
 /** GET /api/config/hosted-account: the upstream sign-in (in memory), or SPACE_API_KEY. */

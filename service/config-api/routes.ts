@@ -51,7 +51,7 @@ export function configRoutes(ctx: ServiceContext): Router {
   });
 
   router.get('/api/config/provb-subscription', async (_req, res) => {
-    res.json(await provbSubscription(config.home));
+    res.json(await provbSubscription(config.paths.codexHome));
   });
 
   router.get('/api/config/hosted-account', (_req, res) => void res.json(hostedAccount(ctx.auth)));

@@ -1,12 +1,17 @@
 import type { Router } from 'express';
 import { agentRoutes } from '../agents/routes.js';
+import { authRoutes } from '../auth/routes.js';
+import { bootstrapRoutes } from '../bootstrap/routes.js';
 import { channelRoutes } from '../channels/routes.js';
+import { chatRoutes } from '../chat/routes.js';
 import { configRoutes } from '../config-api/routes.js';
+import { connectorRoutes } from '../connectors/routes.js';
 import type { ServiceContext } from '../context.js';
 import { filesRoutes } from '../files/routes.js';
 import { ftsRoutes } from '../fts/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
+import { runtimeaRoutes } from '../runtimes/runtimea/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
 import { sessionRoutes } from '../sessions/routes.js';
 import { statusRoutes } from '../status/routes.js';
@@ -16,13 +21,18 @@ export function featureRouters(ctx: ServiceContext): Router[] {
   return [
     statusRoutes(ctx),
     lifecycleRoutes(ctx),
+    authRoutes(ctx),
+    bootstrapRoutes(ctx),
     agentRoutes(ctx),
     secretsRoutes(ctx),
     configRoutes(ctx),
     onboardingRoutes(ctx),
     channelRoutes(ctx),
+    runtimeaRoutes(ctx),
     filesRoutes(ctx),
+    chatRoutes(ctx),
     sessionRoutes(ctx),
     ftsRoutes(ctx),
+    ...connectorRoutes(ctx),
   ];
 }

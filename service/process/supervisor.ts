@@ -1,18 +1,31 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { createRequire } from 'node:module';
+import type { IPty } from 'node-pty';
 import type { Logger } from '../log.js';
+import { which } from './which.js';
 
 /**
  * Owns every subprocess the service starts. Each child leads its own process group
  * (spawned detached, never through a shell), so stopping it stops everything it forked:
  * SIGTERM to the group, then SIGKILL once the grace period is over.
  */
-export interface OwnedProcess {
-  readonly child: ChildProcess;
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A process group the supervisor owns; its pid is the group id. */
+export interface OwnedGroup {
   readonly pid: number;
   /** Settles when the group leader has exited. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly exited: Promise<ExitStatus>;
   stop(graceMs?: number): Promise<void>;
+}
+
+export interface OwnedProcess extends OwnedGroup {
+  readonly child: ChildProcess;
 }
 
 export interface SpawnRequest {
@@ -23,15 +36,36 @@ export interface SpawnRequest {
   stdio?: SpawnOptions['stdio'];
 }
 
+/** A child on a pseudo-terminal (CLIs with a full-screen UI); it leads its own session and group. */
+export interface OwnedPty extends OwnedGroup {
+  readonly pty: IPty;
+}
+
+export interface PtyRequest {
+  command: string;
+  args: readonly string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  cols?: number;
+  rows?: number;
+}
+
 const DEFAULT_GRACE_MS = 3000;
+/** How long stop() waits for the leader's exit event once the group looks empty. */
+const EXIT_EVENT_WAIT_MS = 2000;
 
 export class Supervisor {
-  private readonly owned = new Set<OwnedProcess>();
+  private readonly owned = new Set<OwnedGroup>();
 
   constructor(private readonly log: Logger) {}
 
   get size(): number {
     return this.owned.size;
+  }
+
+  /** Process group ids of every owned child (diagnostics and tests). */
+  get groups(): number[] {
+    return [...this.owned].map((o) => o.pid);
   }
 
   /** Starts a child in its own group. Rejects if the program cannot be started (ENOENT...). */
@@ -48,8 +82,35 @@ export class Supervisor {
       child.once('spawn', resolve);
       child.once('error', reject);
     });
-    const owned = this.adopt(child);
+    const exited = new Promise<ExitStatus>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+    const owned = { child, ...this.adopt(child.pid!, exited) };
     this.log.debug({ pid: owned.pid, command: request.command }, 'child started');
+    return owned;
+  }
+
+  /**
+   * Starts a child on a new pseudo-terminal. node-pty makes it a session leader (setsid), so
+   * its pid is its process group, stopped like any other. A program not found on the
+   * request's PATH throws ENOENT here: a pty child that cannot exec would only show up as
+   * text on its screen.
+   */
+  spawnPty(request: PtyRequest): OwnedPty {
+    const command = which(request.command, request.env?.PATH ?? '');
+    if (!command) throw Object.assign(new Error(`spawn ${request.command} ENOENT`), { code: 'ENOENT' });
+    const pty = nodePty().spawn(command, [...request.args], {
+      name: 'xterm-256color',
+      cols: request.cols ?? 120,
+      rows: request.rows ?? 40,
+      cwd: request.cwd,
+      env: request.env ?? {},
+    });
+    const exited = new Promise<ExitStatus>((resolve) => {
+      pty.onExit(({ exitCode, signal }) => resolve({ code: signal ? null : exitCode, signal: signal ? signalName(signal) : null }));
+    });
+    const owned = { pty, ...this.adopt(pty.pid, exited) };
+    this.log.debug({ pid: owned.pid, command: request.command }, 'pty child started');
     return owned;
   }
 
@@ -58,17 +119,18 @@ export class Supervisor {
     await Promise.all([...this.owned].map((p) => p.stop(graceMs)));
   }
 
-  private adopt(child: ChildProcess): OwnedProcess {
-    const pid = child.pid!;
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-    });
+  private adopt(pid: number, exited: Promise<ExitStatus>): OwnedGroup {
     let stopping: Promise<void> | undefined;
-    const owned: OwnedProcess = {
-      child,
+    const owned: OwnedGroup = {
       pid,
       exited,
-      stop: (graceMs = DEFAULT_GRACE_MS) => (stopping ??= stopGroup(pid, graceMs).finally(() => this.owned.delete(owned))),
+      // The leader's exit event is awaited too (bounded): a multi-threaded program (Go's rclone,
+      // gh) shows its main thread as a zombie while other threads still hold its sockets.
+      stop: (graceMs = DEFAULT_GRACE_MS) =>
+        (stopping ??= stopGroup(pid, graceMs)
+          .then(() => Promise.race([exited, sleep(EXIT_EVENT_WAIT_MS)]))
+          .then(() => undefined)
+          .finally(() => this.owned.delete(owned))),
     };
     this.owned.add(owned);
     // The leader is gone but its group may live on; keep it owned until the group is empty.
@@ -79,13 +141,36 @@ export class Supervisor {
   }
 }
 
-async function stopGroup(pgid: number, graceMs: number): Promise<void> {
+/**
+ * SIGTERM to a process group, SIGKILL once `graceMs` is over. Also used for a group the
+ * supervisor does not own (a gateway left behind by an earlier run of the service).
+ */
+export async function stopGroup(pgid: number, graceMs: number): Promise<void> {
   signalGroup(pgid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
   while (groupAlive(pgid) && Date.now() < deadline) await sleep(25);
   if (groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
   const hardDeadline = Date.now() + 2000;
   while (groupAlive(pgid) && Date.now() < hardDeadline) await sleep(25);
+}
+
+let ptyModule: typeof import('node-pty') | undefined;
+
+/**
+ * node-pty is a native addon, loaded on first use: a build that does not load (wrong ABI)
+ * fails the flows that need a terminal with EPTY, not the whole service at start-up.
+ */
+function nodePty(): typeof import('node-pty') {
+  try {
+    return (ptyModule ??= createRequire(import.meta.url)('node-pty') as typeof import('node-pty'));
+  } catch (err) {
+    throw Object.assign(new Error(`node-pty could not be loaded: ${(err as Error).message}`), { code: 'EPTY' });
+  }
+}
+
+function signalName(signal: number): NodeJS.Signals | null {
+  const entry = Object.entries(osConstants.signals).find(([, n]) => n === signal);
+  return (entry?.[0] as NodeJS.Signals | undefined) ?? null;
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {

@@ -57,10 +57,15 @@ export class CliSessionStore {
     return path.join(this.folder(agentId), `${sessionId}.jsonl`);
   }
 
-  /** The agent id and index entry of a session, scanning every agent folder. */
+  /**
+   * The agent id and index entry of a session, scanning every agent folder. An index that
+   * does not parse is skipped here (one broken project must not hide every other one);
+   * writing to it still fails loudly.
+   */
   async find(sessionId: string): Promise<FoundSession | undefined> {
     for (const agentId of await this.agentIds()) {
-      const entry = entriesOf(await this.index(agentId).read()).find((e) => e.sessionId === sessionId);
+      const index = await this.index(agentId).read().catch(() => undefined);
+      const entry = entriesOf(index).find((e) => e.sessionId === sessionId);
       if (entry) return { agentId, entry };
     }
     return undefined;

@@ -25,7 +25,8 @@ export interface TurnUsage {
  */
 export type RuntimeEvent =
   | { type: 'session'; sessionId: string; notice?: string }
-  | { type: 'text'; text: string }
+  /** `sessionId` when the runtime's deltas carry it on the wire (spec: runtimea's do). */
+  | { type: 'text'; text: string; sessionId?: string }
   | { type: 'tool-call'; id: string; name: string; input: unknown }
   | { type: 'tool-result'; id: string; output: unknown; isError?: boolean }
   | { type: 'usage'; usage: TurnUsage }
@@ -60,6 +61,11 @@ export interface PreparedTurn {
    * `done {finishReason: 'aborted'}`.
    */
   run(signal: AbortSignal): AsyncIterable<RuntimeEvent>;
+  /**
+   * The turn will never run (aborted before its stream opened, or never opened in time):
+   * release whatever `prepare` holds. Optional; `run` and `discard` are never both called.
+   */
+  discard?(): void;
 }
 
 export interface Runtime {

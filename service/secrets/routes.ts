@@ -1,12 +1,7 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
-import { parseBody } from '../http/request-body.js';
 import { activeEnvStore } from './active-env.js';
-
-const PutEnvBody = z.object({
-  entries: z.array(z.object({ key: z.string(), value: z.string() })),
-});
+import { readEnvSecrets, writeEnvSecrets } from './env-secrets.js';
 
 /**
  * Secrets: the active agent env file as entries. GET answers plaintext (spec); the
@@ -16,8 +11,7 @@ export function secretsRoutes(ctx: ServiceContext): Router {
   const router = Router();
 
   router.get('/api/secrets/env', async (_req, res) => {
-    const store = await activeEnvStore(ctx.config);
-    res.json({ entries: await store.entries() });
+    res.json(await readEnvSecrets(ctx.config));
   });
 
   router.get('/api/secrets/env/keys', async (_req, res) => {
@@ -27,10 +21,7 @@ export function secretsRoutes(ctx: ServiceContext): Router {
   });
 
   router.put('/api/secrets/env', async (req, res) => {
-    const { entries } = parseBody(PutEnvBody, req.body, 'Body must be {entries: [{key: string, value: string}]}');
-    const store = await activeEnvStore(ctx.config);
-    await store.replace(entries);
-    res.json({ ok: true });
+    res.json(await writeEnvSecrets(ctx.config, req.body));
   });
 
   return router;

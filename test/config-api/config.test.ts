@@ -49,7 +49,7 @@ describe('GET /api/models and the manifests', () => {
       });
     }
     expect(models.find((m) => m.id === 'claude-opus-5-5')).toMatchObject({ backend: 'clia_code', context: 1_000_000 });
-    expect(models.find((m) => m.id === 'gpt-6.1-sol')).toMatchObject({ backend: 'clib', supports_streaming: false });
+    expect(models.find((m) => m.id === 'gpt-6.1-sol')).toMatchObject({ backend: 'clib', supports_streaming: true });
   });
 
   it('bind each neutral runtime to its real program and env variables', async () => {
@@ -149,7 +149,7 @@ describe('provider state objects', () => {
     expect((await svc.get('/api/config/provb-subscription')).json()).toEqual({ has_subscription: false });
     const claims = { 'https://api.openai.com/auth': { chatgpt_plan_type: 'plus' } };
     const jwt = ['e30', Buffer.from(JSON.stringify(claims)).toString('base64url'), 'sig'].join('.');
-    const codexDir = path.join(svc.home, '.codex');
+    const codexDir = svc.service.ctx.config.paths.codexHome;
     await mkdir(codexDir, { recursive: true });
     try {
       await writeFile(path.join(codexDir, 'auth.json'), JSON.stringify({ auth_mode: 'chatgpt', tokens: { id_token: jwt, refresh_token: 'rt-secret' } }));

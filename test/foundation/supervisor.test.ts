@@ -51,4 +51,26 @@ describe('process supervisor', () => {
     expect(livePidsInGroup(child.pid)).toEqual([]);
     expect(sup.size).toBe(0);
   });
+
+  it('a pty child is a real terminal, owned, and stopped with its whole group', async () => {
+    const sup = new Supervisor(log);
+    const owned = sup.spawnPty({ command: 'sh', args: ['-c', 'tty; sleep 300 & read line; echo "got $line"; wait'], env });
+    let screen = '';
+    owned.pty.onData((d) => (screen += d));
+    await expect.poll(() => screen).toMatch(/\/dev\/pts\/\d+/);
+    await expect.poll(() => livePidsInGroup(owned.pid).length).toBe(2);
+    owned.pty.write('hello\r');
+    await expect.poll(() => screen).toContain('got hello');
+    expect(sup.size).toBe(1);
+    await sup.stopAll(500);
+    expect(livePidsInGroup(owned.pid)).toEqual([]);
+    expect(sup.size).toBe(0);
+    expect((await owned.exited).signal).toMatch(/SIGTERM|SIGHUP/);
+  });
+
+  it('a pty program that does not exist throws ENOENT and owns nothing', () => {
+    const sup = new Supervisor(log);
+    expect(() => sup.spawnPty({ command: 'no-such-binary-xyz', args: [], env })).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+    expect(sup.size).toBe(0);
+  });
 });

@@ -1,0 +1,59 @@
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import type { ServiceContext } from '../context.js';
+import { HttpError } from '../errors.js';
+import { parseBody } from '../http/request-body.js';
+import { UpstreamError } from './upstream.js';
+
+const ConsumeBody = z.object({ auth_session_id: z.string().min(1), poll_token: z.string().min(1) });
+
+/** Upstream sign-in (poll-token flow): thin routes over ctx.signIn and ctx.upstream. */
+export function authRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+
+  router.post('/space-auth/start', async (req, res) => {
+    const { authorize_url, auth_session_id, poll_token } = await ctx.signIn.start();
+    // Browsers (the renderer included) never see the poll_token; a non-browser caller on
+    // loopback is the trusted shell the spec allows to hold it.
+    res.json(isBrowser(req) ? { authorize_url, auth_session_id } : { authorize_url, auth_session_id, poll_token });
+  });
+
+  router.get('/space-auth/status/:auth_session_id', async (req, res) => {
+    res.json(await ctx.signIn.status(req.params.auth_session_id));
+  });
+
+  router.post('/space-auth/consume', async (req, res) => {
+    const body = parseBody(ConsumeBody, req.body, 'auth_session_id or poll_token missing');
+    res.json(await ctx.signIn.consume(body.auth_session_id, body.poll_token));
+  });
+
+  router.get('/space-auth/whoami', async (_req, res) => {
+    const bearer = ctx.auth.bearer();
+    if (!bearer) throw new HttpError(401, 'Not signed in: no upstream bearer (sign in through /space-auth or set SPACE_API_KEY)');
+    try {
+      res.json(await ctx.upstream.me(bearer));
+    } catch (err) {
+      if (err instanceof UpstreamError && (err.upstreamStatus === 401 || err.upstreamStatus === 403)) {
+        throw new HttpError(401, `The upstream service refused the bearer (HTTP ${err.upstreamStatus}); sign in again`);
+      }
+      throw err;
+    }
+  });
+
+  router.get('/space-auth/state', (_req, res) => {
+    res.json({ ...ctx.auth.sanitized(), upstream_configured: ctx.upstream.configured, pending_sign_ins: ctx.signIn.pendingCount });
+  });
+
+  router.post('/space-auth/logout', (_req, res) => {
+    ctx.signIn.logout();
+    const { signed_in, source } = ctx.auth.sanitized();
+    res.json({ ok: true, signed_in, source });
+  });
+
+  return router;
+}
+
+/** A browser always sends Origin on a POST, and Sec-Fetch-* on every request. */
+function isBrowser(req: Request): boolean {
+  return req.headers.origin !== undefined || req.headers['sec-fetch-site'] !== undefined || req.headers['sec-fetch-mode'] !== undefined;
+}

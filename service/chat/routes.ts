@@ -1,0 +1,34 @@
+import { Router } from 'express';
+import type { ServiceContext } from '../context.js';
+import { ChatEngine } from './engine.js';
+import { legacyRoutes } from './legacy.js';
+import { parsePrompt } from './request.js';
+
+/** The spec's Chat section and the legacy chat endpoints, on one engine. */
+export function chatRoutes(ctx: ServiceContext): Router {
+  const engine = new ChatEngine(ctx);
+  ctx.onShutdown(() => engine.close());
+  const router = Router();
+
+  router.post('/api/chat/prompt', async (req, res) => {
+    res.json(await engine.prompt(parsePrompt(req.body)));
+  });
+
+  router.get('/api/chat/stream/:stream_id', (req, res) => {
+    engine.open(req.params.stream_id, req.get('last-event-id'), res);
+  });
+
+  router.post('/api/chat/abort', (req, res) => {
+    const streamId = req.body && typeof req.body === 'object' ? (req.body as { stream_id?: unknown }).stream_id : undefined;
+    if (typeof streamId === 'string') engine.abort(streamId);
+    res.json({ ok: true });
+  });
+
+  // Reserved by the spec for future use: any JSON is accepted and ignored.
+  router.post('/api/chat/respond', (_req, res) => void res.json({ ok: true }));
+
+  router.get('/api/chat/active', (_req, res) => void res.json([]));
+
+  router.use(legacyRoutes(ctx, engine));
+  return router;
+}

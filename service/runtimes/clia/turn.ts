@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { ServiceContext } from '../../context.js';
+import { activeEnvFile } from '../../secrets/active-env.js';
+import { childEnv, fillArgs, readEnvValues, type Binding } from '../binding.js';
+import { startCliProcess, type CliProcess } from '../cli-process.js';
+import type { CliSessionStore } from '../cli-session-store.js';
+import { LineAppender } from '../line-appender.js';
+import { recordProjectSession } from '../project-sessions.js';
+import type { RuntimeEvent } from '../runtime.js';
+import { outcomeOf } from './outcome.js';
+import { CliaParser } from './parser.js';
+
+/** Everything one clia turn needs, fixed at prompt time. */
+export interface CliaTurnPlan {
+  ctx: ServiceContext;
+  store: CliSessionStore;
+  binding: Binding;
+  sessionId: string;
+  agentId: string;
+  isNew: boolean;
+  nativeSessionId: string;
+  /** The text sent to the CLI (skill prefix included). */
+  prompt: string;
+  title: string;
+}
+
+type Attempt = 'ended' | 'session-not-found';
+
+/**
+ * Runs one turn: records it, starts `claude` in ~/space-projects/<agent_id>/, streams its
+ * stdout into the transcript (verbatim) and into neutral events, and ends with exactly one
+ * `done` or `error`. A resume whose native session the CLI no longer has is run again as a
+ * fresh native session under the same service session id, with a notice saying so.
+ */
+export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+  const { ctx, store } = plan;
+  if (plan.isNew) yield { type: 'session', sessionId: plan.sessionId };
+  const cwd = path.join(ctx.config.projectsRoot, plan.agentId);
+  let env: Record<string, string>;
+  try {
+    await mkdir(cwd, { recursive: true });
+    env = childEnv(plan.binding, ctx.config.childEnv, await readEnvValues(await activeEnvFile(ctx.config)));
+  } catch (err) {
+    yield { type: 'error', message: (err as Error).message };
+    return;
+  }
+  const transcript = new LineAppender(
+    (lines) => store.append(plan.agentId, plan.sessionId, lines),
+    (err) => ctx.log.error({ err: String(err), session: plan.sessionId }, 'clia transcript write failed'),
+  );
+  let native = plan.nativeSessionId;
+  await record(plan, cwd, { nativeSessionId: native, start: true });
+  transcript.add(userLine(plan.prompt, native));
+  try {
+    let resume = !plan.isNew;
+    const args = (): string[] => fillArgs(resume ? (plan.binding.resume_args ?? plan.binding.args) : plan.binding.args, { prompt: plan.prompt, session_id: native });
+    if ((yield* attempt(plan, args(), env, cwd, signal, transcript, resume)) === 'session-not-found') {
+      native = randomUUID();
+      resume = false;
+      await record(plan, cwd, { nativeSessionId: native, start: false });
+      yield { type: 'notice', message: 'Claude Code no longer had this conversation, so this turn started a new one; earlier messages stay in this session but the agent does not remember them.' };
+      yield* attempt(plan, args(), env, cwd, signal, transcript, resume);
+    }
+  } finally {
+    await transcript.flush();
+    await record(plan, cwd, { nativeSessionId: native, start: false });
+  }
+}
+
+async function* attempt(
+  plan: CliaTurnPlan,
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+  signal: AbortSignal,
+  transcript: LineAppender,
+  resume: boolean,
+): AsyncGenerator<RuntimeEvent, Attempt> {
+  if (signal.aborted) {
+    yield { type: 'done', finishReason: 'aborted' };
+    return 'ended';
+  }
+  let proc: CliProcess;
+  try {
+    proc = await startCliProcess(plan.ctx.supervisor, { command: plan.ctx.config.bins.clia, args, cwd, env });
+  } catch (err) {
+    yield { type: 'error', message: startFailure(err as NodeJS.ErrnoException, plan.ctx.config.bins.clia) };
+    return 'ended';
+  }
+  const onAbort = (): void => proc.interrupt(plan.ctx.config.chat.abortGraceMs);
+  signal.addEventListener('abort', onAbort, { once: true });
+  const parser = new CliaParser();
+  // A resume's lines wait until `init` shows the CLI found the session; a miss is not recorded.
+  const held: string[] = [];
+  let ended = false;
+  try {
+    for await (const line of proc.lines) {
+      const events = parser.push(line);
+      if (resume && !parser.sawInit) held.push(line);
+      else transcript.add(...held.splice(0), line);
+      yield* events;
+      if (parser.result && !ended && !(resume && !parser.sawInit && parser.result.sessionNotFound && !signal.aborted)) {
+        ended = true;
+        // Written before `done`, so a client that reloads the messages right away sees the answer.
+        await transcript.flush();
+        yield outcomeOf({ aborted: signal.aborted, result: parser.result, stderr: proc.stderrTail() });
+      }
+    }
+    const exit = await proc.exited;
+    const notFound = resume && !parser.sawInit && !signal.aborted && (parser.result?.sessionNotFound || /No conversation found with session ID/.test(proc.stderrTail()));
+    if (!ended && notFound) return 'session-not-found';
+    transcript.add(...held);
+    await transcript.flush();
+    if (!ended) yield outcomeOf({ aborted: signal.aborted, result: parser.result, exit, stderr: proc.stderrTail() });
+    return 'ended';
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await proc.stop();
+  }
+}
+
+/** The index entry, the per-project index, at the start and the end of a turn. */
+async function record(plan: CliaTurnPlan, cwd: string, at: { nativeSessionId: string; start: boolean }): Promise<void> {
+  const now = Date.now();
+  const created = plan.isNew && at.start;
+  try {
+    await plan.store.upsert(plan.agentId, plan.sessionId, {
+      nativeSessionId: at.nativeSessionId,
+      updatedAt: now,
+      ...(created ? { title: plan.title, directory: cwd, directoryHistory: [{ directory: cwd, selectedAt: now }] } : {}),
+    });
+    await recordProjectSession(plan.ctx.config.projectsRoot, plan.agentId, { sessionId: plan.sessionId, agent_name: 'clia_code', title: plan.title, updatedAt: now, directory: cwd });
+  } catch (err) {
+    plan.ctx.log.error({ err: String(err), session: plan.sessionId }, 'clia session index write failed');
+  }
+}
+
+/**
+ * The prompt in the shape the CLI echoes a user message (`--replay-user-messages`), without
+ * `isReplay`: this line is the record of the prompt, and readers skip the CLI's own echoes.
+ */
+function userLine(prompt: string, nativeSessionId: string): string {
+  return JSON.stringify({
+    type: 'user',
+    message: { role: 'user', content: prompt },
+    session_id: nativeSessionId,
+    parent_tool_use_id: null,
+    uuid: randomUUID(),
+    timestamp: new Date().toISOString(),
+  });
+}
+
+function startFailure(err: NodeJS.ErrnoException, command: string): string {
+  if (err.code === 'ENOENT') return `Claude Code CLI not found: "${command}" is not installed or not on PATH (set SPACE_CLIA_BIN)`;
+  if (err.code === 'EACCES') return `Claude Code CLI cannot be run: "${command}" is not executable`;
+  return `Claude Code CLI could not be started: ${err.message}`;
+}
