@@ -1,11 +1,12 @@
 /**
  * The index's tables. `docs` and `fts` share ids: one row per document (a message's text,
- * tool call or tool result). Ids go down as documents are added (-1, -2, ...), so the
- * newest documents come first in FTS5's cheap forward order, which search's candidate
- * window relies on. `sessions` holds, per session, where reading stopped (the pipeline's
- * cursor), so a restart resumes instead of rebuilding.
+ * tool call or tool result). Ids grow as documents are added, so the highest ids are the
+ * newest documents (search's candidate window), and every table is appended at its end
+ * (B-tree pages stay full). `sessions` holds, per session, where reading stopped (the
+ * pipeline's cursor), so a restart resumes instead of rebuilding. FTS5 keeps prefix
+ * indexes for 2 and 3 characters, so short prefixes cost a lookup, not a scan of terms.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export const SCHEMA = `
 CREATE TABLE sessions (
@@ -35,7 +36,7 @@ CREATE TABLE docs (
   timestamp TEXT NOT NULL
 );
 CREATE INDEX docs_sid ON docs (sid);
-CREATE VIRTUAL TABLE fts USING fts5(body, scope, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE fts USING fts5(body, scope, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
 INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
 `;
 

@@ -5,7 +5,7 @@ import { MARK_END, MARK_START, type DocKind } from './documents.js';
 /**
  * Searches on the main thread's own connection (read-only use; WAL lets it read while the
  * worker writes). The work per query is bounded: the hits are ranked among the newest
- * MAX_CANDIDATES matching documents (the lowest ids, see schema.ts), so a word that occurs
+ * MAX_CANDIDATES matching documents (the highest ids, see schema.ts), so a word that occurs
  * in every message costs about the same as a rare one.
  */
 export const MAX_CANDIDATES = 10_000;
@@ -42,18 +42,17 @@ export class FtsReader {
     this.db = new Database(file, { fileMustExist: true, timeout: 2000 });
     this.db.pragma('query_only = ON');
     this.statements = {
-      window: this.db.prepare('SELECT count(*) AS n, max(rowid) AS edge FROM (SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid LIMIT ?)'),
-      older: this.db.prepare('SELECT 1 FROM fts WHERE fts MATCH ? AND rowid > ? LIMIT 1'),
-      // Ranked (ties: newer first) on rowid and rank alone; snippets only for the page's rows.
-      page: this.db.prepare(
-        `SELECT h.rowid AS id, h.score, snippet(fts, 0, char(57344), char(57345), '…', ${SNIPPET_TOKENS}) AS snippet,
-                d.message_index AS messageIndex, d.message_id AS messageId, d.role, d.kind, d.tool_name AS toolName, d.timestamp,
+      window: this.db.prepare('SELECT count(*) AS n, min(rowid) AS edge FROM (SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?)'),
+      older: this.db.prepare('SELECT 1 FROM fts WHERE fts MATCH ? AND rowid < ? LIMIT 1'),
+      // `rank, rowid` rather than `rank` alone: FTS5's own rank sorter would score every
+      // match, ignoring the rowid range. Ties: newer first.
+      ranked: this.db.prepare('SELECT rowid AS id, -rank AS score FROM fts WHERE fts MATCH ? AND rowid >= ? ORDER BY rank, rowid DESC LIMIT ? OFFSET ?'),
+      // Snippets and fields for the page's rows only, one lookup each.
+      snippet: this.db.prepare(`SELECT snippet(fts, 0, char(57344), char(57345), '…', ${SNIPPET_TOKENS}) FROM fts WHERE rowid = ? AND fts MATCH ?`).pluck(),
+      fields: this.db.prepare(
+        `SELECT d.message_index AS messageIndex, d.message_id AS messageId, d.role, d.kind, d.tool_name AS toolName, d.timestamp,
                 s.session_id AS sessionId, s.agent_name AS agentName, s.agent_id AS agentId
-           FROM (SELECT rowid, -rank AS score FROM fts WHERE fts MATCH @match AND rowid <= @edge ORDER BY rank, rowid LIMIT @limit OFFSET @offset) AS h
-           JOIN fts ON fts.rowid = h.rowid AND fts MATCH @match
-           JOIN docs d ON d.id = h.rowid
-           JOIN sessions s ON s.sid = d.sid
-          ORDER BY h.score DESC, h.rowid`,
+           FROM docs d JOIN sessions s ON s.sid = d.sid WHERE d.id = ?`,
       ),
     };
   }
@@ -63,8 +62,13 @@ export class FtsReader {
     const { n, edge } = this.statements.window.get(match, MAX_CANDIDATES) as { n: number; edge: number | null };
     if (n === 0 || edge === null) return { total: 0, capped: false, rows: [] };
     const capped = n === MAX_CANDIDATES && this.statements.older.get(match, edge) !== undefined;
-    const rows = offset >= n || limit === 0 ? [] : (this.statements.page.all({ match, edge, limit, offset }) as HitRow[]);
-    return { total: n, capped, rows: rows.map((r) => ({ ...r, snippet: markSnippet(r.snippet) })) };
+    const ranked = offset >= n || limit === 0 ? [] : (this.statements.ranked.all(match, edge, limit, offset) as Array<{ id: number; score: number }>);
+    const rows = ranked.flatMap(({ id, score }): HitRow[] => {
+      const fields = this.statements.fields.get(id) as Omit<HitRow, 'id' | 'score' | 'snippet'> | undefined;
+      const snippet = this.statements.snippet.get(id, match) as string | undefined;
+      return fields ? [{ id, score, snippet: markSnippet(snippet ?? ''), ...fields }] : [];
+    });
+    return { total: n, capped, rows };
   }
 
   close(): void {

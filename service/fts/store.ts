@@ -53,7 +53,7 @@ interface RawRow extends SessionState {
  */
 export class FtsStore {
   private readonly statements;
-  /** The id the next document gets (ids go down, see schema.ts). */
+  /** The id the next document gets (ids grow, see schema.ts). */
   private nextId: number | undefined;
 
   private constructor(private readonly db: Db) {
@@ -69,7 +69,7 @@ export class FtsStore {
       advance: db.prepare(
         'UPDATE sessions SET cursor = ?, file_ino = ?, file_size = ?, file_mtime_ms = ?, documents = documents + ?, messages = ?, bytes = bytes + ?, indexed_at = coalesce(?, indexed_at) WHERE sid = ?',
       ),
-      lowestId: db.prepare('SELECT coalesce(min(id), 0) FROM docs').pluck(),
+      highestId: db.prepare('SELECT coalesce(max(id), 0) FROM docs').pluck(),
       doc: db.prepare('INSERT INTO docs (id, sid, message_index, message_id, role, kind, tool_name, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       text: db.prepare('INSERT INTO fts (rowid, body, scope) VALUES (?, ?, ?)'),
       docIds: db.prepare('SELECT id FROM docs WHERE sid = ? LIMIT ?').pluck(),
@@ -174,9 +174,9 @@ export class FtsStore {
     let bytes = 0;
     this.guard(() =>
       this.db.transaction(() => {
-        this.nextId ??= (statements.lowestId.get() as number) - 1;
+        this.nextId ??= (statements.highestId.get() as number) + 1;
         for (const d of docs) {
-          const id = this.nextId--;
+          const id = this.nextId++;
           statements.doc.run(id, row.sid, d.messageIndex, d.messageId, d.role, d.kind, d.toolName, d.timestamp);
           statements.text.run(id, d.body, scope);
           bytes += Buffer.byteLength(d.body);
