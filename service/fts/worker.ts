@@ -72,7 +72,7 @@ class IndexWorker {
       }
       const job = this.store ? this.take() : undefined;
       if (!job) {
-        this.flush();
+        this.safely(() => this.flush());
         if (this.stats.jobs > 0) post({ type: 'idle', stats: { ...this.stats, ms: Date.now() - this.stats.ms } });
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = undefined;
@@ -87,11 +87,12 @@ class IndexWorker {
         if (job.urgent || outcome === 'paused') this.flush();
         else this.flushIfFull();
       } catch (err) {
-        if (err instanceof IndexCorruptError) this.damaged(err.message);
-        else {
-          log('warn', 'fts: a session could not be indexed', { session_id: job.sessionId, err: String(err) });
+        // A session that fails is tried again on its next change, or at the next start.
+        log('warn', 'fts: a session could not be indexed', { session_id: job.sessionId, err: String(err) });
+        this.safely(() => {
+          if (err instanceof IndexCorruptError) throw err;
           this.flushIfFull();
-        }
+        });
       }
     }
     try {
@@ -101,6 +102,16 @@ class IndexWorker {
     }
     this.closeStore();
     post({ type: 'closed' });
+  }
+
+  /** Runs a write; a damaged file starts the recovery, another failure is logged. */
+  private safely(task: () => void): void {
+    try {
+      task();
+    } catch (err) {
+      if (err instanceof IndexCorruptError) this.damaged(err.message);
+      else log('warn', 'fts: index write failed', { err: String(err) });
+    }
   }
 
   /** Starts a batch (one transaction) unless one is open. */
@@ -165,7 +176,9 @@ class IndexWorker {
   }
 
   private enqueue(jobs: Job[]): void {
-    const files = this.store?.files() ?? new Map<string, SessionRow['file']>();
+    // Where each log was last read: all at once for a full pass, one by one for a few changes.
+    const store = this.store;
+    const files = jobs.length > 100 && store ? store.files() : new Map(jobs.map((j) => [j.sessionId, store?.row(j.sessionId)?.file ?? null]));
     const weights: Array<[string, number]> = [];
     for (const job of jobs) {
       const previous = this.urgent.get(job.sessionId) ?? this.background.get(job.sessionId);
