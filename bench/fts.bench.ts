@@ -15,17 +15,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { startChildService, type ChildService } from '../test/helpers/child-service.js';
 import { random, runtimeaLines, sentence, writeBigLog, writeCorpus } from './corpus.js';
-import { MB, median, percentile, row, sampleRss } from './lib.js';
+import { MB, median, percentile, probeLatency, row, sampleRss, timed } from './lib.js';
 
 const TOTAL_MB = Number(process.env.FTS_BENCH_MB ?? 1024);
 /** Bytes per generated session with up to 20 turns (measured: ~18 KB). */
 const SESSION_BYTES = 18_000;
-
-async function timed<T>(task: () => Promise<T>): Promise<[number, T]> {
-  const started = process.hrtime.bigint();
-  const result = await task();
-  return [Number(process.hrtime.bigint() - started) / 1e6, result];
-}
 
 async function json(service: ChildService, target: string): Promise<any> {
   const res = await service.request('GET', target);
@@ -92,15 +86,7 @@ try {
   const spawned = process.hrtime.bigint();
   const service = await startChildService({ home, env: { SPACE_LOG_LEVEL: 'info' } });
   const rss = sampleRss(service.pid, 100);
-  const latencies: number[] = [];
-  let building = true;
-  const probe = (async () => {
-    while (building) {
-      const [ms] = await timed(() => json(service, '/'));
-      latencies.push(ms);
-      await sleep(20);
-    }
-  })();
+  const probe = probeLatency(service.port);
   let duringBuild: Promise<number> | undefined;
   let status: any;
   for (;;) {
@@ -110,8 +96,7 @@ try {
     await sleep(250);
   }
   const buildMs = Number(process.hrtime.bigint() - spawned) / 1e6;
-  building = false;
-  await probe;
+  const latencies = await probe.stop();
   const peak = rss.stop();
   const pass = /"jobs":(\d+),"sessions":\d+,"read":(\d+),"documents":(\d+),"ms":(\d+),"msg":"fts index up to date"/.exec(service.output());
   row('first full build: spawn to ready', `${(buildMs / 1000).toFixed(1)} s, ${(corpusBytes / MB / (buildMs / 1000)).toFixed(1)} MB/s of log`);

@@ -97,3 +97,10 @@ export function probeLatency(port: number, intervalMs = 20): { stop(): Promise<n
     },
   };
 }
+
+/** Runs `task`; resolves with its duration in ms and its result. */
+export async function timed<T>(task: () => Promise<T>): Promise<[number, T]> {
+  const started = process.hrtime.bigint();
+  const result = await task();
+  return [Number(process.hrtime.bigint() - started) / 1e6, result];
+}

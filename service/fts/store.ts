@@ -1,7 +1,6 @@
 import { chmodSync, closeSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { AgentName } from '../runtimes/runtime.js';
 import { startCursor, type Cursor } from '../sessions/pipeline.js';
 import type { Doc } from './documents.js';
 import type { Job, SessionState } from './protocol.js';
@@ -14,12 +13,8 @@ export class IndexCorruptError extends Error {}
 /** The pipeline's cursor plus the number of messages read (the next message's index). */
 export type StoredCursor = Cursor & { messages: number };
 
-export interface SessionRow {
+export interface SessionRow extends SessionState {
   sid: number;
-  sessionId: string;
-  logKey: string;
-  agentName: AgentName;
-  agentId: string;
   cursor: StoredCursor;
   /** The log file as last read (file and legacy logs). */
   file: { ino: number; size: number; mtimeMs: number } | null;
@@ -263,11 +258,8 @@ function stateOf(raw: RawRow): SessionState {
 
 function rowOf(raw: RawRow): SessionRow {
   return {
+    ...stateOf(raw),
     sid: raw.sid,
-    sessionId: raw.sessionId,
-    logKey: raw.logKey,
-    agentName: raw.agentName,
-    agentId: raw.agentId,
     cursor: JSON.parse(raw.cursor) as StoredCursor,
     file: raw.fileIno === null ? null : { ino: raw.fileIno, size: raw.fileSize ?? 0, mtimeMs: raw.fileMtimeMs ?? 0 },
   };

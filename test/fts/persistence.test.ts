@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliSessionStore } from '../../service/runtimes/cli-session-store.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { cliaTranscript } from '../sessions/fixtures.js';
-import { eventually, indexReady, search, seedStores } from './seed.js';
+import { eventually } from '../helpers/eventually.js';
+import { indexReady, search, seedStores } from './seed.js';
 
 /**
  * The index on disk across service lifetimes: a restart resumes from the stored cursors

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliSessionStore } from '../../service/runtimes/cli-session-store.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { cliaTranscript, clibTranscript, runtimeaDb } from '../sessions/fixtures.js';
-import { day, eventually, indexReady, search, seedStores } from './seed.js';
+import { eventually } from '../helpers/eventually.js';
+import { day, indexReady, search, seedStores } from './seed.js';
 
 /**
  * Full-text search over seeded stores in every runtime's real format, through HTTP on a

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { random, runtimeaLines } from '../../bench/corpus.js';
+import { eventually } from '../helpers/eventually.js';
 import type { TestService } from '../helpers/service.js';
 import { cliaTranscript, clibTranscript, runtimeaSessionsDir, writeCliSessions, writeRuntimeaFileStore, writeRuntimeaSqlite } from '../sessions/fixtures.js';
 
@@ -62,20 +63,6 @@ export async function seedStores(home: string): Promise<void> {
     path.join(legacy, 'legacy-plain.json'),
     JSON.stringify({ title: 'plain', messages: [{ role: 'user', content: 'the ancient xylophone recipe', timestamp: '2025-05-01T10:00:00Z' }, { role: 'assistant', text: 'a xylophone is no recipe', timestamp: '2025-05-01T10:00:02Z' }] }),
   );
-}
-
-/** Polls until `check` passes; fails with its last error after `ms`. */
-export async function eventually(check: () => Promise<void>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
 }
 
 /** Waits until the index is ready and covers every session that has a log. */
