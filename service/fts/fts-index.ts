@@ -7,7 +7,7 @@ import { sessionLogs } from '../sessions/pipeline.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { DocKind } from './documents.js';
 import { logFile, logKey, type FromWorker, type Job, type SessionState, type ToWorker } from './protocol.js';
-import { QueryError, toFtsExpression } from './query.js';
+import { hasLongPrefix, QueryError, toFtsExpression } from './query.js';
 import { isCorruption } from './schema.js';
 import { scopeFilter } from './scope.js';
 import { FtsReader } from './search.js';
@@ -162,7 +162,7 @@ export class FtsIndex {
     const match = [scopeFilter({ agentName: query.agentName, workspace: query.workspace }), `body : (${expression})`].filter(Boolean).join(' AND ');
     let found;
     try {
-      found = reader.search(match, query.limit, query.offset);
+      found = reader.search(match, query.limit, query.offset, hasLongPrefix(expression));
     } catch (err) {
       if (isCorruption(err)) {
         this.damaged(String((err as Error).message));
@@ -246,12 +246,13 @@ export class FtsIndex {
         if (t) t.done = message.done;
         return;
       }
-      case 'indexed': {
-        const t = this.tracked.get(message.state.sessionId);
-        // A session dropped meanwhile stays dropped; its removal is queued after this.
-        if (t && !t.removing) Object.assign(t, message.state, { pending: false, done: t.weight });
+      case 'indexed':
+        for (const state of message.states) {
+          const t = this.tracked.get(state.sessionId);
+          // A session dropped meanwhile stays dropped; its removal is queued after this.
+          if (t && !t.removing) Object.assign(t, state, { pending: false, done: t.weight });
+        }
         return;
-      }
       case 'removed':
         this.tracked.delete(message.sessionId);
         return;

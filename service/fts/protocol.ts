@@ -49,7 +49,8 @@ export type FromWorker =
   /** How much each job has to read (log bytes; a nominal weight for SQLite rows). */
   | { type: 'planned'; weights: Array<[string, number]> }
   | { type: 'progress'; sessionId: string; done: number }
-  | { type: 'indexed'; state: SessionState }
+  /** Sessions done in the batch just committed. */
+  | { type: 'indexed'; states: SessionState[] }
   | { type: 'removed'; sessionId: string }
   /** Every queued job is done. */
   | { type: 'idle'; stats: PassStats }

@@ -19,6 +19,8 @@ export class QueryError extends Error {}
 export const MAX_QUERY_CHARS = 1000;
 const MAX_TERMS = 64;
 const MIN_PREFIX = 2;
+/** The longest prefix FTS5 keeps an index for (schema.ts). */
+export const INDEXED_PREFIX = 4;
 const WORD_CHAR = /[\p{L}\p{N}]/u;
 const WORD_CHARS = /[\p{L}\p{N}]/gu;
 
@@ -123,4 +125,16 @@ function ftsString(term: Term): string | undefined {
   }
   const quoted = `"${term.text.replace(/"/g, '""')}"`;
   return term.prefix ? `${quoted} *` : quoted;
+}
+
+/**
+ * Whether an expression has a prefix longer than the prefix indexes: FTS5 then merges the
+ * doclists of every matching term before it can answer, each time the expression is run.
+ */
+export function hasLongPrefix(expression: string): boolean {
+  for (const m of expression.matchAll(/"((?:[^"]|"")*)" \*/g)) {
+    const last = m[1]!.match(/[\p{L}\p{N}]+$/u)?.[0] ?? '';
+    if ([...last].length > INDEXED_PREFIX) return true;
+  }
+  return false;
 }

@@ -4,9 +4,10 @@
  * newest documents (search's candidate window), and every table is appended at its end
  * (B-tree pages stay full). `sessions` holds, per session, where reading stopped (the
  * pipeline's cursor), so a restart resumes instead of rebuilding. FTS5 keeps prefix
- * indexes for 2 and 3 characters, so short prefixes cost a lookup, not a scan of terms.
+ * indexes for 2, 3 and 4 characters, so short prefixes cost a lookup; without one, FTS5
+ * merges the doclists of every matching term first.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 export const SCHEMA = `
 CREATE TABLE sessions (
@@ -36,7 +37,7 @@ CREATE TABLE docs (
   timestamp TEXT NOT NULL
 );
 CREATE INDEX docs_sid ON docs (sid);
-CREATE VIRTUAL TABLE fts USING fts5(body, scope, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+CREATE VIRTUAL TABLE fts USING fts5(body, scope, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3 4');
 INSERT INTO fts (fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
 `;
 

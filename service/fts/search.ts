@@ -6,9 +6,10 @@ import { MARK_END, MARK_START, type DocKind } from './documents.js';
  * Searches on the main thread's own connection (read-only use; WAL lets it read while the
  * worker writes). The work per query is bounded: the hits are ranked among the newest
  * MAX_CANDIDATES matching documents (the highest ids, see schema.ts), so a word that occurs
- * in every message costs about the same as a rare one.
+ * in every message costs about the same as a rare one. Two passes: the candidates with
+ * their rank, then the page's snippets.
  */
-export const MAX_CANDIDATES = 10_000;
+export const MAX_CANDIDATES = 5_000;
 const SNIPPET_TOKENS = 24;
 
 export interface HitRow {
@@ -42,13 +43,18 @@ export class FtsReader {
     this.db = new Database(file, { fileMustExist: true, timeout: 2000 });
     this.db.pragma('query_only = ON');
     this.statements = {
-      window: this.db.prepare('SELECT count(*) AS n, min(rowid) AS edge FROM (SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?)'),
-      older: this.db.prepare('SELECT 1 FROM fts WHERE fts MATCH ? AND rowid < ? LIMIT 1'),
-      // `rank, rowid` rather than `rank` alone: FTS5's own rank sorter would score every
-      // match, ignoring the rowid range. Ties: newer first.
-      ranked: this.db.prepare('SELECT rowid AS id, -rank AS score FROM fts WHERE fts MATCH ? AND rowid >= ? ORDER BY rank, rowid DESC LIMIT ? OFFSET ?'),
-      // Snippets and fields for the page's rows only, one lookup each.
+      // One pass over the newest matches, ranking each (rank = bm25, lower is better).
+      candidates: this.db.prepare('SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?').raw(),
+      // The page's snippets: one lookup per hit, or, when the query has a prefix longer than
+      // the prefix indexes (whose doclist FTS5 would build again for each lookup), one pass
+      // over the page's id range (`+rowid` keeps the id list out of FTS5's hands).
       snippet: this.db.prepare(`SELECT snippet(fts, 0, char(57344), char(57345), '…', ${SNIPPET_TOKENS}) FROM fts WHERE rowid = ? AND fts MATCH ?`).pluck(),
+      snippets: this.db
+        .prepare(
+          `SELECT rowid, snippet(fts, 0, char(57344), char(57345), '…', ${SNIPPET_TOKENS}) FROM fts
+            WHERE fts MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN (SELECT value FROM json_each(?))`,
+        )
+        .raw(),
       fields: this.db.prepare(
         `SELECT d.message_index AS messageIndex, d.message_id AS messageId, d.role, d.kind, d.tool_name AS toolName, d.timestamp,
                 s.session_id AS sessionId, s.agent_name AS agentName, s.agent_id AS agentId
@@ -58,17 +64,23 @@ export class FtsReader {
   }
 
   /** `match` is a complete FTS5 expression; throws SqliteError on a bad one. */
-  search(match: string, limit: number, offset: number): SearchRows {
-    const { n, edge } = this.statements.window.get(match, MAX_CANDIDATES) as { n: number; edge: number | null };
-    if (n === 0 || edge === null) return { total: 0, capped: false, rows: [] };
-    const capped = n === MAX_CANDIDATES && this.statements.older.get(match, edge) !== undefined;
-    const ranked = offset >= n || limit === 0 ? [] : (this.statements.ranked.all(match, edge, limit, offset) as Array<{ id: number; score: number }>);
-    const rows = ranked.flatMap(({ id, score }): HitRow[] => {
+  search(match: string, limit: number, offset: number, longPrefix: boolean): SearchRows {
+    const found = this.statements.candidates.all(match, MAX_CANDIDATES + 1) as Array<[number, number]>;
+    const capped = found.length > MAX_CANDIDATES;
+    const candidates = capped ? found.slice(0, MAX_CANDIDATES) : found;
+    // Best first; ties newer first.
+    candidates.sort((a, b) => a[1] - b[1] || b[0] - a[0]);
+    const page = candidates.slice(offset, offset + limit);
+    if (page.length === 0) return { total: candidates.length, capped, rows: [] };
+    const ids = page.map(([id]) => id);
+    const snippets = longPrefix
+      ? new Map(this.statements.snippets.all(match, Math.min(...ids), Math.max(...ids), JSON.stringify(ids)) as Array<[number, string]>)
+      : new Map(ids.map((id) => [id, this.statements.snippet.get(id, match) as string | undefined]));
+    const rows = page.flatMap(([id, rank]): HitRow[] => {
       const fields = this.statements.fields.get(id) as Omit<HitRow, 'id' | 'score' | 'snippet'> | undefined;
-      const snippet = this.statements.snippet.get(id, match) as string | undefined;
-      return fields ? [{ id, score, snippet: markSnippet(snippet ?? ''), ...fields }] : [];
+      return fields ? [{ id, score: -rank, snippet: markSnippet(snippets.get(id) ?? ''), ...fields }] : [];
     });
-    return { total: n, capped, rows };
+    return { total: candidates.length, capped, rows };
   }
 
   close(): void {

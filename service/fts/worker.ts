@@ -133,10 +133,8 @@ class IndexWorker {
     const store = this.store;
     if (!store?.inTransaction) return;
     store.commit();
-    for (const id of this.batch.finished) {
-      const state = store.state(id);
-      if (state) post({ type: 'indexed', state });
-    }
+    const states = this.batch.finished.flatMap((id) => store.state(id) ?? []);
+    if (states.length > 0) post({ type: 'indexed', states });
     for (const id of this.batch.removed) post({ type: 'removed', sessionId: id });
     this.batch = { started: 0, docs: 0, finished: [], removed: [] };
   }
@@ -216,7 +214,7 @@ class IndexWorker {
     }
     if (row && (job.action === 'reset' || row.logKey !== job.logKey || row.agentName !== job.agentName || row.agentId !== job.agentId)) row = await this.restart(row, job);
     row ??= this.write().create(job);
-    this.write().touch(row.sid, job.updatedAtMs);
+    if (row.updatedAtMs !== job.updatedAtMs) this.write().touch(row.sid, job.updatedAtMs);
     const path = fileOf(job.log);
     let st: Stats | undefined;
     if (path) {

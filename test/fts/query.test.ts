@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { documentsOf } from '../../service/fts/documents.js';
-import { QueryError, toFtsExpression } from '../../service/fts/query.js';
+import { hasLongPrefix, QueryError, toFtsExpression } from '../../service/fts/query.js';
 
 /**
  * The search box's syntax against FTS5 itself: each translation is checked for what it
@@ -71,6 +71,15 @@ describe('query translation', () => {
   ])('%j is refused', (q, detail) => {
     expect(() => toFtsExpression(q)).toThrow(QueryError);
     expect(() => toFtsExpression(q)).toThrow(detail);
+  });
+
+  it('knows a prefix longer than the prefix indexes', () => {
+    expect(hasLongPrefix(toFtsExpression('migr*'))).toBe(false);
+    expect(hasLongPrefix(toFtsExpression('"the migr*"'))).toBe(false);
+    expect(hasLongPrefix(toFtsExpression('migra*'))).toBe(true);
+    expect(hasLongPrefix(toFtsExpression('x "fix migrat*"'))).toBe(true);
+    expect(hasLongPrefix(toFtsExpression('migration'))).toBe(false);
+    expect(hasLongPrefix(toFtsExpression('caf*'))).toBe(false);
   });
 
   it('never produces an expression FTS5 rejects', () => {
