@@ -15,6 +15,7 @@ import { runtimeaRoutes } from '../runtimes/runtimea/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
 import { sessionRoutes } from '../sessions/routes.js';
 import { statusRoutes } from '../status/routes.js';
+import { usageRoutes } from '../usage/routes.js';
 
 /** Every feature's router, in one list: the map from the spec's sections to code. */
 export function featureRouters(ctx: ServiceContext): Router[] {
@@ -34,5 +35,6 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     sessionRoutes(ctx),
     ftsRoutes(ctx),
     ...connectorRoutes(ctx),
+    usageRoutes(ctx),
   ];
 }
