@@ -16,17 +16,11 @@ import path from 'node:path';
 import { MAX_CANDIDATES } from '../service/fts/search.js';
 import { startChildService, type ChildService } from '../test/helpers/child-service.js';
 import { random, runtimeaLines, sentence, writeBigLog, writeCorpus } from './corpus.js';
-import { MB, median, percentile, probeLatency, row, sampleRss, timed } from './lib.js';
+import { MB, median, ok, percentile, probeLatency, row, sampleRss, timed } from './lib.js';
 
 const TOTAL_MB = Number(process.env.FTS_BENCH_MB ?? 1024);
 /** Bytes per generated session with up to 20 turns (measured: ~18 KB). */
 const SESSION_BYTES = 18_000;
-
-async function json(service: ChildService, target: string): Promise<any> {
-  const res = await service.request('GET', target);
-  if (res.status !== 200) throw new Error(`${target}: ${res.status} ${res.text}`);
-  return res.json();
-}
 
 async function duSize(dir: string): Promise<number> {
   let total = 0;
@@ -46,7 +40,7 @@ async function appendToSearchable(service: ChildService, file: string, word: str
   const started = process.hrtime.bigint();
   await appendFile(file, `${lines.join('\n')}\n`);
   for (;;) {
-    if ((await json(service, `/api/fts/search?q=${word}`)).total > 0) return Number(process.hrtime.bigint() - started) / 1e6;
+    if ((await ok(service, `/api/fts/search?q=${word}`)).total > 0) return Number(process.hrtime.bigint() - started) / 1e6;
     if (Number(process.hrtime.bigint() - started) / 1e6 > 30_000) throw new Error(`${word} never became searchable`);
     await sleep(5);
   }
@@ -91,7 +85,7 @@ try {
   let duringBuild: Promise<number> | undefined;
   let status: any;
   for (;;) {
-    status = await json(service, '/api/fts/index/all');
+    status = await ok(service, '/api/fts/index/all');
     if (!duringBuild && status.status === 'indexing' && status.progress > 0.3) duringBuild = appendToSearchable(service, appendFileTarget, 'duringbuildword');
     if (status.status === 'ready' && duringBuild) break;
     await sleep(250);
@@ -113,13 +107,13 @@ try {
     row('append after the build -> searchable (5)', figures(after));
 
     const list = queries();
-    for (const q of list) await json(service, `/api/fts/search?q=${q.includes('&') ? q.replace(/^([^&]*)/, (m) => encodeURIComponent(m)) : encodeURIComponent(q)}`);
+    for (const q of list) await ok(service, `/api/fts/search?q=${q.includes('&') ? q.replace(/^([^&]*)/, (m) => encodeURIComponent(m)) : encodeURIComponent(q)}`);
     const times: number[] = [];
     const byKind = new Map<string, number[]>();
     let capped = 0;
     for (const [i, q] of list.entries()) {
       const target = `/api/fts/search?q=${q.includes('&') ? q.replace(/^([^&]*)/, (m) => encodeURIComponent(m)) : encodeURIComponent(q)}`;
-      const [ms, body] = await timed(() => json(service, target));
+      const [ms, body] = await timed(() => ok(service, target));
       times.push(ms);
       if (body.capped) capped++;
       const kind = i < 30 ? 'word' : i < 50 ? 'two words' : i < 70 ? 'phrase' : i < 85 ? 'prefix' : i < 95 ? 'filtered' : 'no match';
@@ -138,7 +132,7 @@ try {
   const restarted = await startChildService({ home, env: { SPACE_LOG_LEVEL: 'info' } });
   try {
     for (;;) {
-      const s = await json(restarted, '/api/fts/index/all');
+      const s = await ok(restarted, '/api/fts/index/all');
       if (s.status === 'ready') break;
       await sleep(100);
     }

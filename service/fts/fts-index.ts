@@ -6,12 +6,12 @@ import type { AgentName } from '../runtimes/runtime.js';
 import { sessionLogs } from '../sessions/pipeline.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { DocKind } from './documents.js';
-import { logFile, logKey, type FromWorker, type Job, type SessionState, type ToWorker } from './protocol.js';
+import { logFile, logKey, type FromWorker, type Job, type SessionState, type ToWorker, type WorkerData } from './protocol.js';
 import { hasLongPrefix, QueryError, toFtsExpression } from './query.js';
 import { isCorruption } from './schema.js';
 import { scopeFilter } from './scope.js';
+import { startWorkerThread } from '../process/worker-thread.js';
 import { FtsReader } from './search.js';
-import { spawnIndexWorker } from './spawn.js';
 
 export type FtsStatusValue = 'idle' | 'indexing' | 'ready' | 'error';
 
@@ -220,7 +220,7 @@ export class FtsIndex {
 
   private spawn(): void {
     this.phase = 'starting';
-    const worker = spawnIndexWorker({ file: this.file });
+    const worker = startWorkerThread(import.meta.url, 'worker', { workerData: { file: this.file } satisfies WorkerData });
     worker.unref();
     worker.on('message', (message: FromWorker) => this.receive(message));
     worker.on('error', (err) => this.log.error({ err: String(err) }, 'fts worker failed'));
