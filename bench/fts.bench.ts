@@ -10,6 +10,7 @@
  * - 100 queries (words, AND, phrases, prefixes of 2-6 letters, filters, misses), warm p95 (goal < 100 ms);
  * - a restart: time to `ready` with nothing to read again.
  */
+import { spawnSync } from 'node:child_process';
 import { appendFile, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,6 +62,11 @@ function queries(): string[] {
   return out;
 }
 
+// The service as `npm start` runs it (built): the indexing worker starts from JavaScript.
+const build = spawnSync(process.execPath, [path.join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+if (build.status !== 0) throw new Error('the build failed');
+const ENTRY = 'dist/service/cli.js';
+
 const home = await mkdtemp(path.join(os.tmpdir(), 'space-bench-fts-'));
 try {
   // The corpus: sessions for four fifths, one long log for the rest.
@@ -79,7 +85,7 @@ try {
 
   // First build, with GET / measured throughout and one append made in the middle of it.
   const spawned = process.hrtime.bigint();
-  const service = await startChildService({ home, env: { SPACE_LOG_LEVEL: 'info' } });
+  const service = await startChildService({ home, env: { SPACE_LOG_LEVEL: 'info' }, entry: ENTRY });
   const rss = sampleRss(service.pid, 100);
   const probe = probeLatency(service.port);
   let duringBuild: Promise<number> | undefined;
@@ -129,7 +135,7 @@ try {
   row('index size on disk', `${(indexBytes / MB).toFixed(0)} MB (${((indexBytes / corpusBytes) * 100).toFixed(0)}% of the logs)`);
 
   const again = process.hrtime.bigint();
-  const restarted = await startChildService({ home, env: { SPACE_LOG_LEVEL: 'info' } });
+  const restarted = await startChildService({ home, env: { SPACE_LOG_LEVEL: 'info' }, entry: ENTRY });
   try {
     for (;;) {
       const s = await ok(restarted, '/api/fts/index/all');
