@@ -52,7 +52,7 @@ async function until(check: () => boolean): Promise<void> {
 describe('lifecycle through the Electron host', () => {
   it('restart answers 202 and relaunches only after the human confirms', async () => {
     const fake = fakeElectron();
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
     const res = await svc.post('/app/restart', {}, auth);
     expect(res.status).toBe(202);
     expect(res.json()).toEqual({ status: 'awaiting_confirmation', action: 'restart' });
@@ -66,7 +66,7 @@ describe('lifecycle through the Electron host', () => {
 
   it('a declined dialog never relaunches', async () => {
     const fake = fakeElectron();
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
     expect((await svc.post('/app/restart', {}, auth)).status).toBe(202);
     await until(() => fake.dialogs.length === 1);
     fake.answer(0);
@@ -81,7 +81,7 @@ describe('lifecycle through the Electron host', () => {
 
   it('only one confirmation is pending at a time', async () => {
     const fake = fakeElectron();
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
     expect((await svc.post('/app/update', {}, auth)).status).toBe(202);
     const second = await svc.post('/app/restart', {}, auth);
     expect(second.status).toBe(409);
@@ -91,7 +91,7 @@ describe('lifecycle through the Electron host', () => {
 
   it('update goes through the auto-updater after confirmation, never git', async () => {
     const fake = fakeElectron();
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
     expect((await svc.post('/app/update', {}, auth)).status).toBe(202);
     await until(() => fake.dialogs.length === 1);
     fake.answer(1);
@@ -101,7 +101,7 @@ describe('lifecycle through the Electron host', () => {
 
   it('update with nothing new does not restart', async () => {
     const fake = fakeElectron({ updateAvailable: false });
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
     await svc.post('/app/update', {}, auth);
     await until(() => fake.dialogs.length === 1);
     fake.answer(1);
@@ -112,7 +112,7 @@ describe('lifecycle through the Electron host', () => {
 
   it('the Electron host requires its launch token and allows its renderer origin', async () => {
     const fake = fakeElectron();
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
     expect((await svc.post('/app/restart', {})).status).toBe(401);
     expect(fake.dialogs).toEqual([]);
     const res = await svc.get('/health', { headers: { ...auth.headers, origin: 'app://space' } });
