@@ -57,6 +57,8 @@ export interface Config {
     appRoot: string;
     templates: string;
     manifests: string;
+    /** The diagnostics page's files (GET /diagnostics). */
+    diagnostics: string;
     runtimeaDir: string;
     registryFile: string;
     defaultEnvFile: string;
@@ -141,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
       appRoot,
       templates: path.join(appRoot, 'templates'),
       manifests: path.join(appRoot, 'config', 'agents'),
+      diagnostics: path.join(appRoot, 'web', 'diagnostics'),
       runtimeaDir,
       registryFile: path.join(runtimeaDir, 'runtimea.json'),
       defaultEnvFile: path.join(runtimeaDir, '.env'),

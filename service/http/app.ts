@@ -1,10 +1,18 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { ServiceContext } from '../context.js';
+import { PAGE_FILES } from '../diagnostics/assets.js';
 import { errorHandler, notFound } from './errors.js';
 import { trustGuard } from './guard.js';
 
 /** Routes that take multipart/form-data instead of JSON. */
 export const MULTIPART_PATHS = ['/api/files/upload'] as const;
+
+/**
+ * GETs that need no token: `/` (the liveness banner), `/callback` (reached by the user's
+ * browser after OAuth) and the diagnostics page's own files, which hold no data: everything
+ * the page shows comes from guarded API calls.
+ */
+export const PUBLIC_PATHS = ['/', '/callback', ...Object.keys(PAGE_FILES)] as const;
 
 /**
  * The Express app, in the order that matters: the trust guard before anything reads the
@@ -22,6 +30,7 @@ export function buildApp(ctx: ServiceContext, routers: readonly Router[]): Expre
       origins: [...ctx.host.rendererOrigins, ...ctx.config.allowedOrigins],
       token: ctx.host.token,
       multipartPaths: MULTIPART_PATHS,
+      publicPaths: PUBLIC_PATHS,
     }),
   );
   app.use(hardenResponse);

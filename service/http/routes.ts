@@ -6,6 +6,7 @@ import { channelRoutes } from '../channels/routes.js';
 import { chatRoutes } from '../chat/routes.js';
 import { configRoutes } from '../config-api/routes.js';
 import type { ServiceContext } from '../context.js';
+import { diagnosticsRoutes } from '../diagnostics/routes.js';
 import { filesRoutes } from '../files/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
@@ -26,5 +27,6 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     channelRoutes(ctx),
     filesRoutes(ctx),
     chatRoutes(ctx),
+    diagnosticsRoutes(ctx),
   ];
 }
