@@ -46,6 +46,7 @@ export interface Config {
    * service's own secrets: what agent CLIs inherit, with HOME set to `home`.
    */
   readonly childEnv: Env;
+  readonly connectors: Readonly<ConnectorsConfig>;
   readonly bins: Readonly<{
     clia: string;
     clib: string;
@@ -63,9 +64,12 @@ export interface Config {
     registryFile: string;
     defaultEnvFile: string;
     stateFile: string;
+    /** Message counts of big session logs, kept across restarts. */
+    sessionCountsFile: string;
     cliaSpace: string;
     /** CODEX_HOME of every clib process the service starts: codex's auth.json lives here. */
     codexHome: string;
+    clibSpace: string;
     uploads: string;
   }>;
 }
@@ -88,6 +92,33 @@ export interface ChatConfig {
   replayBytes: number;
   /** After an abort's SIGINT, how long the program gets before its group is killed. */
   abortGraceMs: number;
+}
+
+/** The connectors' files and remote endpoints (README, "Connectors"). */
+export interface ConnectorsConfig {
+  /** The token file holding the codehost, deployhost and agenthost tokens. */
+  tokenFile: string;
+  /** The one sync-tool (rclone) config file every drive remote lives in. */
+  syncToolConfig: string;
+  /** Lifetime of a drive OAuth session (spec: 600 s). */
+  driveSessionTtlMs: number;
+  /** Base of the code host's REST API (GitHub's, or `https://HOST/api/v3` for an Enterprise host). */
+  codehostApiUrl: string;
+  /** The host the code-host CLI logs in to (`gh auth login --hostname`). */
+  codehostHost: string;
+  /** The code-host CLI's config dir (GH_CONFIG_DIR): its token cache file lives there. */
+  codehostCliConfigDir: string;
+  /** Lifetime of a code-host device session (GitHub's device codes last 900 s). */
+  codehostDeviceTtlMs: number;
+  /** Issuer of the deploy host's OAuth authorization server (RFC 8414 discovery). */
+  deployhostIssuer: string | undefined;
+  /** A pre-registered client id; without it the service registers itself (RFC 7591). */
+  deployhostClientId: string | undefined;
+  deployhostScopes: readonly string[];
+  /** Where a deploy-host token is checked and the user read; default: the server's userinfo endpoint. */
+  deployhostUserUrl: string | undefined;
+  /** Where an agent-host token is checked (GET with the bearer); none: tokens are stored unchecked. */
+  agenthostValidateUrl: string | undefined;
 }
 
 /** Variables of the service itself that no child program may inherit. */
@@ -132,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
       abortGraceMs: parsePositiveInt(env.SPACE_CHAT_ABORT_GRACE_MS, 'SPACE_CHAT_ABORT_GRACE_MS', 3000),
     }),
     childEnv: Object.freeze(childEnvOf(env, home)),
+    connectors: Object.freeze(connectorsConfig(env, home)),
     bins: Object.freeze({
       clia: env.SPACE_CLIA_BIN || 'claude',
       clib: env.SPACE_CLIB_BIN || 'codex',
@@ -148,11 +180,49 @@ export function loadConfig(env: Env = process.env): Config {
       registryFile: path.join(runtimeaDir, 'runtimea.json'),
       defaultEnvFile: path.join(runtimeaDir, '.env'),
       stateFile: path.join(home, '.space-state', 'state.json'),
+      sessionCountsFile: path.join(home, '.space-state', 'session-counts.json'),
       cliaSpace: path.join(home, 'clia-space'),
       codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),
+      clibSpace: path.join(home, 'clib-space'),
       uploads: path.join(home, 'uploads'),
     }),
   });
+}
+
+function connectorsConfig(env: Env, home: string): ConnectorsConfig {
+  const stateDir = path.join(home, '.space-state');
+  return {
+    tokenFile: path.join(stateDir, 'connectors.json'),
+    syncToolConfig: syncToolConfig(env, home),
+    driveSessionTtlMs: parsePositiveInt(env.SPACE_DRIVE_SESSION_TTL_MS, 'SPACE_DRIVE_SESSION_TTL_MS', 600_000),
+    codehostApiUrl: parseHttpUrl(env.SPACE_CODEHOST_API_URL, 'SPACE_CODEHOST_API_URL') ?? 'https://api.github.com',
+    codehostHost: parseHostname(env.SPACE_CODEHOST_HOST),
+    codehostCliConfigDir: expandHome(env.SPACE_CODEHOST_CLI_CONFIG_DIR, home, 'SPACE_CODEHOST_CLI_CONFIG_DIR') ?? path.join(stateDir, 'codehost-cli'),
+    codehostDeviceTtlMs: parsePositiveInt(env.SPACE_CODEHOST_DEVICE_TTL_MS, 'SPACE_CODEHOST_DEVICE_TTL_MS', 900_000),
+    deployhostIssuer: parseHttpUrl(env.SPACE_DEPLOYHOST_ISSUER, 'SPACE_DEPLOYHOST_ISSUER'),
+    deployhostClientId: nonEmpty(env.SPACE_DEPLOYHOST_CLIENT_ID),
+    deployhostScopes: (env.SPACE_DEPLOYHOST_SCOPES ?? '').split(/[\s,]+/).filter(Boolean),
+    deployhostUserUrl: parseHttpUrl(env.SPACE_DEPLOYHOST_USER_URL, 'SPACE_DEPLOYHOST_USER_URL'),
+    agenthostValidateUrl: parseHttpUrl(env.SPACE_AGENTHOST_VALIDATE_URL, 'SPACE_AGENTHOST_VALIDATE_URL'),
+  };
+}
+
+/** SPACE_SYNC_TOOL_CONFIG, else rclone's own choice (RCLONE_CONFIG, then its XDG default). */
+function syncToolConfig(env: Env, home: string): string {
+  const own = expandHome(env.SPACE_SYNC_TOOL_CONFIG, home, 'SPACE_SYNC_TOOL_CONFIG');
+  if (own) return own;
+  if (env.RCLONE_CONFIG && path.isAbsolute(env.RCLONE_CONFIG)) return env.RCLONE_CONFIG;
+  const xdg = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : path.join(home, '.config');
+  return path.join(xdg, 'rclone', 'rclone.conf');
+}
+
+function childEnvOf(env: Env, home: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) {
+    if (value !== undefined && !SERVICE_SECRETS.includes(key)) out[key] = value;
+  }
+  out.HOME = home;
+  return out;
 }
 
 function resolveHome(value: string | undefined): string {
@@ -231,13 +301,10 @@ function parseHour(value: string | undefined): number {
   return hour;
 }
 
-function childEnvOf(env: Env, home: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(env)) {
-    if (value !== undefined && !SERVICE_SECRETS.includes(key)) out[key] = value;
-  }
-  out.HOME = home;
-  return out;
+function parseHostname(value: string | undefined): string {
+  const host = value || 'github.com';
+  if (!/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?$/.test(host)) throw new ConfigError(`SPACE_CODEHOST_HOST is not a host name: ${host}`);
+  return host;
 }
 
 /** The window may only ever show this machine's pages: loopback http(s), or the app's own scheme. */

@@ -7,6 +7,7 @@ import { SseRegistry } from './http/sse.js';
 import type { Logger } from './log.js';
 import { Supervisor } from './process/supervisor.js';
 import type { AgentName, Runtime } from './runtimes/runtime.js';
+import { SessionIndex } from './sessions/session-index.js';
 
 /** What every feature may use: built once per service, handed to each route module. */
 export interface ServiceContext {
@@ -29,6 +30,8 @@ export interface ServiceContext {
   onShutdown(task: () => Promise<void>): void;
   /** Runs every shutdown task (once; index.ts calls it). */
   runShutdownTasks(): Promise<void>;
+  /** Every runtime's sessions, merged and kept fresh by watchers (started by createService). */
+  readonly sessions: SessionIndex;
   readonly startedAt: Date;
   /** The port actually listened on (the configured one, or the OS's pick for port 0). */
   port(): number;
@@ -58,6 +61,11 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
       const results = await Promise.allSettled(tasks.map((task) => task()));
       for (const r of results) if (r.status === 'rejected') log.error({ err: String(r.reason) }, 'shutdown task failed');
     },
+    sessions: new SessionIndex(
+      { runtimea: config.paths.runtimeaDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
+      log,
+      { countsFile: config.paths.sessionCountsFile },
+    ),
     startedAt: new Date(),
     port: state.port,
     stage: state.stage,

@@ -37,6 +37,8 @@ export function createService(options: ServiceOptions): Service {
   });
   for (const [name, runtime] of createRuntimes(ctx)) ctx.runtimes.set(name, runtime);
   const app = buildApp(ctx, [...featureRouters(ctx), ...(options.extraRoutes?.(ctx) ?? [])]);
+  // Built off the request path: the first sessions request waits for it, nothing else does.
+  ctx.sessions.start();
 
   const listen = async (): Promise<{ url: string; port: number }> => {
     // Spec: a sign-in handed over at launch is consumed before the first request is served.
@@ -68,6 +70,7 @@ export function createService(options: ServiceOptions): Service {
       await ctx.runShutdownTasks();
       await Promise.allSettled([...ctx.runtimes.values()].map((runtime) => runtime.close()));
       ctx.streams.closeAll();
+      await ctx.sessions.close();
       await ctx.supervisor.stopAll();
       await flushWrites();
       server?.closeIdleConnections();

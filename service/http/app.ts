@@ -9,10 +9,11 @@ export const MULTIPART_PATHS = ['/api/files/upload'] as const;
 
 /**
  * GETs that need no token: `/` (the liveness banner), `/callback` (reached by the user's
- * browser after OAuth) and the diagnostics page's own files, which hold no data: everything
- * the page shows comes from guarded API calls.
+ * browser after OAuth), the protected-resource metadata (read by OAuth clients that hold no
+ * launch token) and the diagnostics page's own files, which hold no data: everything the
+ * page shows comes from guarded API calls.
  */
-export const PUBLIC_PATHS = ['/', '/callback', ...Object.keys(PAGE_FILES)] as const;
+export const PUBLIC_PATHS = ['/', '/callback', '/.well-known/oauth-protected-resource', ...Object.keys(PAGE_FILES)] as const;
 
 /**
  * The Express app, in the order that matters: the trust guard before anything reads the

@@ -5,12 +5,14 @@ import { bootstrapRoutes } from '../bootstrap/routes.js';
 import { channelRoutes } from '../channels/routes.js';
 import { chatRoutes } from '../chat/routes.js';
 import { configRoutes } from '../config-api/routes.js';
+import { connectorRoutes } from '../connectors/routes.js';
 import type { ServiceContext } from '../context.js';
 import { diagnosticsRoutes } from '../diagnostics/routes.js';
 import { filesRoutes } from '../files/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
+import { sessionRoutes } from '../sessions/routes.js';
 import { statusRoutes } from '../status/routes.js';
 
 /** Every feature's router, in one list: the map from the spec's sections to code. */
@@ -27,6 +29,8 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     channelRoutes(ctx),
     filesRoutes(ctx),
     chatRoutes(ctx),
+    sessionRoutes(ctx),
+    ...connectorRoutes(ctx),
     diagnosticsRoutes(ctx),
   ];
 }

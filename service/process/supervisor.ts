@@ -51,6 +51,8 @@ export interface PtyRequest {
 }
 
 const DEFAULT_GRACE_MS = 3000;
+/** How long stop() waits for the leader's exit event once the group looks empty. */
+const EXIT_EVENT_WAIT_MS = 2000;
 
 export class Supervisor {
   private readonly owned = new Set<OwnedGroup>();
@@ -122,7 +124,13 @@ export class Supervisor {
     const owned: OwnedGroup = {
       pid,
       exited,
-      stop: (graceMs = DEFAULT_GRACE_MS) => (stopping ??= stopGroup(pid, graceMs).finally(() => this.owned.delete(owned))),
+      // The leader's exit event is awaited too (bounded): a multi-threaded program (Go's rclone,
+      // gh) shows its main thread as a zombie while other threads still hold its sockets.
+      stop: (graceMs = DEFAULT_GRACE_MS) =>
+        (stopping ??= stopGroup(pid, graceMs)
+          .then(() => Promise.race([exited, sleep(EXIT_EVENT_WAIT_MS)]))
+          .then(() => undefined)
+          .finally(() => this.owned.delete(owned))),
     };
     this.owned.add(owned);
     // The leader is gone but its group may live on; keep it owned until the group is empty.

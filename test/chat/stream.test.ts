@@ -58,7 +58,8 @@ describe('a new clia session through /api/chat/prompt and the stream', () => {
     expect(entry.directoryHistory).toEqual([{ directory: entry.directory, selectedAt: expect.any(Number) }]);
     expect(entry.updatedAt).toBeGreaterThan(Date.now() - 60_000);
     const lines = jsonl(path.join(dir, `${sessionId}.jsonl`));
-    expect(lines[0]).toMatchObject({ type: 'user', message: { role: 'user', content: 'Say hello' }, session_id: sessionId, isReplay: true, uuid: expect.stringMatching(UUID) });
+    expect(lines[0]).toMatchObject({ type: 'user', message: { role: 'user', content: 'Say hello' }, session_id: sessionId, uuid: expect.stringMatching(UUID) });
+    expect(lines[0].isReplay).toBeUndefined();
     expect(new Date(lines[0].timestamp).getTime()).toBeGreaterThan(Date.now() - 60_000);
     const recorded = jsonl(path.resolve(import.meta.dirname, '../fixtures/clia/runs/02-resume-text.stdout.jsonl'));
     expect(lines.slice(1).map((l) => l.type)).toEqual(recorded.map((l) => l.type));
@@ -77,8 +78,17 @@ describe('a new clia session through /api/chat/prompt and the stream', () => {
     expect(sse.named().at(-1)!.data).toEqual({ finish_reason: 'stop', session_id: sessionId });
     expect(callOf(chat.runs().at(-1)!)).toEqual({ session: ['--resume', sessionId], prompt: 'Say hello again' });
     const lines = jsonl(path.join(chat.home, 'clia-space', 'default', 'sessions', `${sessionId}.jsonl`));
-    expect(lines.filter((l) => l.isReplay).map((l) => l.message.content)).toEqual(['Say hello', 'Say hello again']);
+    expect(lines.filter((l) => l.type === 'user' && typeof l.message.content === 'string').map((l) => l.message.content)).toEqual(['Say hello', 'Say hello again']);
     expect(lines.filter((l) => l.type === 'result')).toHaveLength(2);
+  });
+
+  it('the turns show through the sessions API: listed with their title, prompts and answers as messages', async () => {
+    const listed = (await chat.get('/api/sessions')).json();
+    expect(listed.sessions.find((s: { session_id: string }) => s.session_id === sessionId)).toMatchObject({ agent_name: 'clia_code', title: 'Say hello', agent_id: 'default' });
+    const page = (await chat.get(`/api/messages/${sessionId}`)).json();
+    const users = page.messages.filter((m: { role: string }) => m.role === 'user').map((m: { text: string }) => m.text);
+    expect(users).toEqual(['Say hello', 'Say hello again']);
+    expect(page.messages.filter((m: { role: string }) => m.role === 'assistant').length).toBeGreaterThanOrEqual(2);
   });
 
   it('a tool turn streams the text of both messages, set apart', async () => {

@@ -137,7 +137,10 @@ async function record(plan: CliaTurnPlan, cwd: string, at: { nativeSessionId: st
   }
 }
 
-/** The prompt as the CLI itself echoes a user message (`--replay-user-messages`). */
+/**
+ * The prompt in the shape the CLI echoes a user message (`--replay-user-messages`), without
+ * `isReplay`: this line is the record of the prompt, and readers skip the CLI's own echoes.
+ */
 function userLine(prompt: string, nativeSessionId: string): string {
   return JSON.stringify({
     type: 'user',
@@ -146,7 +149,6 @@ function userLine(prompt: string, nativeSessionId: string): string {
     parent_tool_use_id: null,
     uuid: randomUUID(),
     timestamp: new Date().toISOString(),
-    isReplay: true,
   });
 }
 

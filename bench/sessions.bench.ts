@@ -1,0 +1,126 @@
+/**
+ * Sessions on a real service process:
+ * - first page over 10,000 sessions (runtimea file store, clia, clib): cold (spawn to first
+ *   full answer, index built from nothing) and warm p95;
+ * - search over 10,000 titles, warm p95;
+ * - newest messages page of a 500 MB log: first call ever (the count is made then), later
+ *   calls, after an append (only the new bytes are read), first call after a restart (the
+ *   count was saved); the service's peak RSS growth meanwhile.
+ * Goals (issue 9): warm p95 < 50 ms, cold < 1 s; 500 MB newest page < 100 ms, memory flat;
+ * search < 20 ms.
+ */
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startChildService, type ChildService } from '../test/helpers/child-service.js';
+import { random, runtimeaLines, turns, writeBigLog, writeCorpus } from './corpus.js';
+import { MB, median, percentile, row, rssOf, sampleRss } from './lib.js';
+
+const ROUNDS = 100;
+
+async function timed<T>(task: () => Promise<T>): Promise<[number, T]> {
+  const started = process.hrtime.bigint();
+  const result = await task();
+  return [Number(process.hrtime.bigint() - started) / 1e6, result];
+}
+
+async function ok(service: ChildService, target: string): Promise<any> {
+  const res = await service.request('GET', target);
+  if (res.status !== 200) throw new Error(`${target}: ${res.status} ${res.text}`);
+  return res.json();
+}
+
+async function latencies(service: ChildService, target: string): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < ROUNDS + 5; i++) {
+    const [ms] = await timed(() => ok(service, target));
+    if (i >= 5) times.push(ms);
+  }
+  return times;
+}
+
+/** One request, with the service's peak RSS growth while it ran. */
+async function withRss(service: ChildService, target: string): Promise<{ ms: number; body: any; rssGrowth: string }> {
+  const before = rssOf(service.pid);
+  const rss = sampleRss(service.pid);
+  const [ms, body] = await timed(() => ok(service, target));
+  return { ms, body, rssGrowth: `${((rss.stop() - before) / MB).toFixed(1)} MB` };
+}
+
+async function waitFor(service: ChildService, pattern: RegExp): Promise<RegExpExecArray> {
+  for (;;) {
+    const match = pattern.exec(service.output());
+    if (match) return match;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const figures = (times: number[]) => `${median(times).toFixed(1)} ms median / ${percentile(times, 95).toFixed(1)} ms p95`;
+
+// 10,000 sessions
+const home = await mkdtemp(path.join(os.tmpdir(), 'space-bench-sessions-'));
+try {
+  const [writeMs, corpus] = await timed(() => writeCorpus(home, { sessions: 10_000 }));
+  row('corpus', `10,000 sessions (3,334 runtimea, 3,333 clia, 3,333 clib), written in ${(writeMs / 1000).toFixed(1)} s`);
+  let listeningMs = 0;
+  const [coldMs, first] = await timed(async () => {
+    const started = process.hrtime.bigint();
+    const service = await startChildService({ home, env: { SPACE_LOG_LEVEL: 'info' } });
+    listeningMs = Number(process.hrtime.bigint() - started) / 1e6;
+    return { service, body: await ok(service, '/api/sessions') };
+  });
+  const { service, body } = first;
+  try {
+    if (body.total !== 10_000 || body.sessions[0].session_id !== corpus[0]!.id) throw new Error('wrong first page');
+    const built = /"sessions":10000,"ms":(\d+)/.exec(service.output())?.[1];
+    row('cold: spawn to first page (50 sessions)', `${coldMs.toFixed(0)} ms (listening after ${listeningMs.toFixed(0)} ms, run through tsx; index built in ${built ?? '?'} ms)`);
+    row(`first page while counts warm up (${ROUNDS})`, figures(await latencies(service, '/api/sessions')));
+    const warmed = await waitFor(service, /"logs":(\d+),"ms":(\d+),"msg":"session message counts ready"/);
+    row('background: every log counted', `${warmed[1]} logs in ${warmed[2]} ms`);
+    row(`warm first page (${ROUNDS} requests)`, figures(await latencies(service, '/api/sessions')));
+    row(`warm page at offset 5,000`, figures(await latencies(service, '/api/sessions?offset=5000&limit=50')));
+    const common = await ok(service, '/api/sessions/search?q=parser');
+    row(`search, ${common.total} hits of 10,000 titles`, figures(await latencies(service, '/api/sessions/search?q=parser')));
+    row('search, no hit', figures(await latencies(service, '/api/sessions/search?q=zzzz')));
+  } finally {
+    await service.stop();
+  }
+} finally {
+  await rm(home, { recursive: true, force: true });
+}
+
+// A 500 MB log
+const bigHome = await mkdtemp(path.join(os.tmpdir(), 'space-bench-biglog-'));
+try {
+  const dir = path.join(bigHome, '.runtimea', 'agents', 'main', 'sessions');
+  await mkdir(dir, { recursive: true });
+  const id = 'b16b16b1-0000-4000-a000-000000000000';
+  const file = path.join(dir, `${id}.jsonl`);
+  const [genMs, turnsWritten] = await timed(() => writeBigLog(file, 'runtimea', 500 * MB));
+  await writeFile(path.join(dir, 'sessions.json'), JSON.stringify({ 'agent:main:big': { sessionId: id, updatedAt: Date.now() } }));
+  row('500 MB log', `${turnsWritten.toLocaleString('en')} turns, written in ${(genMs / 1000).toFixed(1)} s`);
+  const service = await startChildService({ home: bigHome });
+  try {
+    // The first request that needs the log's count: nothing was counted before it.
+    const { ms: firstMs, body: page, rssGrowth } = await withRss(service, `/api/messages/${id}?limit=50`);
+    row('newest page, first call (counts the log)', `${firstMs.toFixed(0)} ms; ${page.total.toLocaleString('en')} messages; RSS +${rssGrowth}`);
+    row(`newest page, later calls (${ROUNDS})`, figures(await latencies(service, `/api/messages/${id}?limit=50`)));
+    row('page at offset total/2 (from a checkpoint)', figures(await latencies(service, `/api/messages/${id}?offset=${Math.floor(page.total / 2)}&limit=50`)));
+    const rand = random(5);
+    await appendFile(file, `${runtimeaLines('feedbeef-0000-4000-a000-000000000000', turns(rand, 3), Date.now(), rand).slice(2).join('\n')}\n`);
+    const [appendMs, grown] = await timed(() => ok(service, `/api/messages/${id}?limit=50`));
+    row('newest page after an append (reads the new bytes)', `${appendMs.toFixed(1)} ms; ${grown.total - page.total} new messages`);
+  } finally {
+    await service.stop();
+  }
+  // The count was saved on shutdown: after a restart the first call reads the end only.
+  const again = await startChildService({ home: bigHome });
+  try {
+    const { ms, body, rssGrowth } = await withRss(again, `/api/messages/${id}?limit=50`);
+    row('after a restart: first call (count saved)', `${ms.toFixed(1)} ms; ${body.total.toLocaleString('en')} messages; RSS +${rssGrowth}`);
+  } finally {
+    await again.stop();
+  }
+} finally {
+  await rm(bigHome, { recursive: true, force: true });
+}

@@ -1,0 +1,265 @@
+import type { FileHandle } from 'node:fs/promises';
+import { open } from './disk.js';
+import type { Stats } from 'node:fs';
+import { KeyedLock } from '../stores/lock.js';
+import type { LineContext } from './formats/index.js';
+import { countLine, lineEntries } from './line-entries.js';
+import { backwardLines, forwardLines, readRange } from './lines.js';
+import type { LogEntry, LogFormat, Message } from './types.js';
+
+/** What a cached count is valid for: the file's identity, size and mtime. */
+export interface FileKey {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+interface Checkpoint {
+  /** Start of a line. */
+  position: number;
+  /** Messages before that line. */
+  index: number;
+}
+
+interface CountState {
+  key: FileKey;
+  /** End of the last newline-terminated line counted. */
+  scanned: number;
+  /** Messages in the lines before `scanned`. */
+  complete: number;
+  /** Messages in the unterminated bytes after `scanned` (0 unless they parse). */
+  tail: number;
+  checkpoints: Checkpoint[];
+}
+
+export interface Page {
+  total: number;
+  offset: number;
+  messages: Message[];
+}
+
+/** A count as saved across restarts (see count-store.ts). */
+export interface SavedCount {
+  path: string;
+  key: FileKey;
+  scanned: number;
+  complete: number;
+  tail: number;
+  /** [line start, messages before it] */
+  checkpoints: Array<[number, number]>;
+}
+
+const CHECKPOINT_MESSAGES = 500;
+const CHECKPOINT_BYTES = 4 * 1024 * 1024;
+
+export function fileKey(st: Pick<Stats, 'ino' | 'size' | 'mtimeMs'>): FileKey {
+  return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+}
+
+export function sameKey(a: FileKey | undefined, b: FileKey | undefined): boolean {
+  return !!a && !!b && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+/**
+ * Message counts and pages of JSONL logs. A count is cached per path with the file's key;
+ * when the same file only grew, just the appended bytes are read. Checkpoints (a line start
+ * and the messages before it, every few hundred messages) let a page start near its offset;
+ * the newest page is read backward from the end, so a 500 MB log costs a few chunks.
+ */
+export class FileLogs {
+  private readonly states = new Map<string, CountState>();
+  private readonly lock = new KeyedLock();
+  /** Called after a count changed (the count store saves big ones). */
+  onCounted: (() => void) | undefined;
+
+  /** Counts saved by an earlier run; each is used only while its file's key still matches. */
+  restore(saved: readonly SavedCount[]): void {
+    for (const s of saved) {
+      if (this.states.has(s.path)) continue;
+      this.states.set(s.path, { key: s.key, scanned: s.scanned, complete: s.complete, tail: s.tail, checkpoints: s.checkpoints.map(([position, index]) => ({ position, index })) });
+    }
+  }
+
+  /** The counts of logs of at least `minBytes`, to save. */
+  saved(minBytes: number): SavedCount[] {
+    const out: SavedCount[] = [];
+    for (const [path, st] of this.states) {
+      if (st.key.size < minBytes) continue;
+      out.push({ path, key: st.key, scanned: st.scanned, complete: st.complete, tail: st.tail, checkpoints: st.checkpoints.map((c) => [c.position, c.index]) });
+    }
+    return out;
+  }
+
+  /** The count for this exact file version, without any I/O; undefined when not known. */
+  cachedCount(path: string, key: FileKey): number | undefined {
+    const state = this.states.get(path);
+    return state && sameKey(state.key, key) ? state.complete + state.tail : undefined;
+  }
+
+  async count(path: string, format: LogFormat): Promise<number> {
+    return this.withFile(path, async (fh, key) => {
+      const state = await this.refresh(path, format, fh, key);
+      return state.complete + state.tail;
+    });
+  }
+
+  /** `offset` -1 is the newest page. */
+  async page(path: string, format: LogFormat, offset: number, limit: number): Promise<Page> {
+    return this.withFile(path, async (fh, key) => {
+      const state = await this.refresh(path, format, fh, key);
+      const total = state.complete + state.tail;
+      const start = offset === -1 ? Math.max(0, total - limit) : offset;
+      const end = Math.min(total, start + limit);
+      if (start >= end) return { total, offset: start, messages: [] };
+      const fallbackTime = new Date(key.mtimeMs).toISOString();
+      const from = nearestCheckpoint(state, start);
+      const messages =
+        total - start <= end - from.index
+          ? await readBackward(fh, format, state, start, end, fallbackTime)
+          : await readForward(fh, format, state, from, start, end, fallbackTime);
+      return { total, offset: start, messages };
+    });
+  }
+
+  /** Every entry from the line starting at `from` to the end; `end` resumes after the last one. */
+  async *entries(path: string, format: LogFormat, from = 0): AsyncGenerator<LogEntry & { end: number }> {
+    const fh = await open(path, 'r');
+    try {
+      const st = await fh.stat();
+      const fallbackTime = new Date(st.mtimeMs).toISOString();
+      let end = from;
+      for await (const batch of forwardLines(fh, from, st.size)) {
+        for (const line of batch) {
+          for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield { ...entry, end: line.end };
+          end = line.end;
+        }
+      }
+      const tail = await readRange(fh, end, st.size);
+      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield { ...entry, end: st.size };
+    } finally {
+      await fh.close();
+    }
+  }
+
+  forget(path: string): void {
+    this.states.delete(path);
+  }
+
+  private async withFile<T>(path: string, task: (fh: FileHandle, key: FileKey) => Promise<T>): Promise<T> {
+    const fh = await open(path, 'r');
+    try {
+      return await task(fh, fileKey(await fh.stat()));
+    } finally {
+      await fh.close();
+    }
+  }
+
+  /** Brings the count up to date with the open file (one counter per path at a time). */
+  private refresh(path: string, format: LogFormat, fh: FileHandle, key: FileKey): Promise<CountState> {
+    return this.lock.run(path, async () => {
+      const cached = this.states.get(path);
+      if (cached && sameKey(cached.key, key)) return cached;
+      const state = (await appendedOnly(fh, cached, key)) ? { ...cached!, checkpoints: [...cached!.checkpoints] } : fresh(key);
+      await scan(fh, format, state, key);
+      this.states.set(path, state);
+      this.onCounted?.();
+      return state;
+    });
+  }
+}
+
+function fresh(key: FileKey): CountState {
+  return { key, scanned: 0, complete: 0, tail: 0, checkpoints: [{ position: 0, index: 0 }] };
+}
+
+/** The same file, grown, and still ending a line where the last count stopped. */
+async function appendedOnly(fh: FileHandle, cached: CountState | undefined, key: FileKey): Promise<boolean> {
+  if (!cached || cached.key.ino !== key.ino || key.size < cached.key.size) return false;
+  if (cached.scanned === 0) return true;
+  const probe = Buffer.alloc(1);
+  const { bytesRead } = await fh.read(probe, 0, 1, cached.scanned - 1);
+  return bytesRead === 1 && probe[0] === 0x0a;
+}
+
+async function scan(fh: FileHandle, format: LogFormat, state: CountState, key: FileKey): Promise<void> {
+  let last = state.checkpoints[state.checkpoints.length - 1]!;
+  for await (const batch of forwardLines(fh, state.scanned, key.size)) {
+    for (const line of batch) {
+      if (state.complete - last.index >= CHECKPOINT_MESSAGES || line.start - last.position >= CHECKPOINT_BYTES) {
+        last = { position: line.start, index: state.complete };
+        state.checkpoints.push(last);
+      }
+      state.complete += countLine(format, line.bytes, true);
+      state.scanned = line.end;
+    }
+  }
+  const tail = await readRange(fh, state.scanned, key.size);
+  state.tail = tail ? countLine(format, tail, false) : 0;
+  state.key = key;
+}
+
+function nearestCheckpoint(state: CountState, index: number): Checkpoint {
+  const cps = state.checkpoints;
+  let lo = 0;
+  let hi = cps.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (cps[mid]!.index <= index) lo = mid;
+    else hi = mid - 1;
+  }
+  return cps[lo]!;
+}
+
+function ctxAt(position: number, fallbackTime: string): LineContext {
+  return { position, fallbackTime };
+}
+
+function messagesOf(entries: LogEntry[]): Message[] {
+  const out: Message[] = [];
+  for (const e of entries) if (e.kind === 'message') out.push(e.message);
+  return out;
+}
+
+/** Messages [start, end) of a line whose first message has index `first`. */
+function within(messages: Message[], first: number, start: number, end: number): Message[] {
+  return messages.slice(Math.max(0, start - first), Math.max(0, end - first));
+}
+
+async function readForward(fh: FileHandle, format: LogFormat, state: CountState, from: Checkpoint, start: number, end: number, fallbackTime: string): Promise<Message[]> {
+  const out: Message[] = [];
+  let index = from.index;
+  reading: for await (const batch of forwardLines(fh, from.position, state.scanned)) {
+    for (const line of batch) {
+      if (index >= end) break reading;
+      const n = countLine(format, line.bytes, true);
+      if (n > 0 && index + n > start) out.push(...within(messagesOf(lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))), index, start, end));
+      index += n;
+    }
+  }
+  if (index < end && state.tail > 0) out.push(...within(await tailMessages(fh, format, state, fallbackTime), index, start, end));
+  return out;
+}
+
+async function readBackward(fh: FileHandle, format: LogFormat, state: CountState, start: number, end: number, fallbackTime: string): Promise<Message[]> {
+  const groups: Message[][] = [];
+  let next = state.complete + state.tail; // index just past the lines still to read
+  if (state.tail > 0) {
+    next -= state.tail;
+    groups.push(within(await tailMessages(fh, format, state, fallbackTime), next, start, end));
+  }
+  reading: for await (const batch of backwardLines(fh, 0, state.scanned)) {
+    for (const line of batch) {
+      if (next <= start) break reading;
+      const n = countLine(format, line.bytes, true);
+      if (n === 0) continue;
+      next -= n;
+      if (next < end) groups.push(within(messagesOf(lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))), next, start, end));
+    }
+  }
+  return groups.reverse().flat();
+}
+
+async function tailMessages(fh: FileHandle, format: LogFormat, state: CountState, fallbackTime: string): Promise<Message[]> {
+  const tail = await readRange(fh, state.scanned, state.key.size);
+  return tail ? messagesOf(lineEntries(format, tail, false, ctxAt(state.scanned, fallbackTime))) : [];
+}

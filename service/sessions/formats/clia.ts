@@ -1,0 +1,113 @@
+import type { LogEntry, Role } from '../types.js';
+import { isObject, isoTime, messageEntry, num, positionId, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
+import { looksWhole, topType } from './quick.js';
+
+/**
+ * clia transcripts in the service's store: per turn the prompt as a stream-json `user`
+ * line, then the CLI's `--output-format stream-json` stdout verbatim. Also read: the CLI's
+ * own on-disk records (same `user`/`assistant` shapes), for the legacy file.
+ * - user: its text is one user message; each `tool_result` block is one tool message.
+ *   Echoes of the prompt (`isReplay`), meta prompts (`isMeta`) and sub-agent traffic
+ *   (`parent_tool_use_id` set, or `isSidechain`) are not messages.
+ * - assistant: one line per content block: text -> assistant message, tool_use -> tool
+ *   message; thinking blocks are not shown.
+ * - result: the turn's usage (tokens of this turn, cost of this turn when stated).
+ * - stream_event (partial messages), system, rate_limit_event, control_*: not messages.
+ */
+export function normalizeClia(record: unknown, ctx: LineContext): LogEntry[] {
+  if (!isObject(record)) return [];
+  switch (record.type) {
+    case 'user':
+      return skipped(record) ? [] : user(record, ctx);
+    case 'assistant':
+      return skipped(record) ? [] : assistant(record, ctx);
+    case 'result':
+      return result(record, ctx);
+    default:
+      return [];
+  }
+}
+
+function skipped(record: Json): boolean {
+  return record.isReplay === true || record.isMeta === true || record.isSidechain === true || (record.parent_tool_use_id !== undefined && record.parent_tool_use_id !== null);
+}
+
+function idOf(record: Json, ctx: LineContext): string {
+  return str(record.uuid) ?? positionId(ctx);
+}
+
+function user(record: Json, ctx: LineContext): LogEntry[] {
+  const message = isObject(record.message) ? record.message : {};
+  const id = idOf(record, ctx);
+  const time = isoTime(record.timestamp);
+  const content = message.content;
+  const results = Array.isArray(content) ? content.filter((b): b is Json => isObject(b) && b.type === 'tool_result') : [];
+  if (results.length === 0) return [messageEntry(ctx, id, 'user', time, { text: textOf(content) })];
+  const out: LogEntry[] = [];
+  const text = textOf(content);
+  if (text) out.push(messageEntry(ctx, id, 'user', time, { text }));
+  results.forEach((block, n) => {
+    out.push(
+      messageEntry(ctx, results.length === 1 && !text ? id : `${id}:${n}`, 'tool', time, {
+        tool_result: { tool_call_id: str(block.tool_use_id) ?? '', output: typeof block.content === 'string' ? block.content : textOf(block.content), is_error: block.is_error === true },
+      }),
+    );
+  });
+  return out;
+}
+
+function assistant(record: Json, ctx: LineContext): LogEntry[] {
+  const message = isObject(record.message) ? record.message : {};
+  const id = idOf(record, ctx);
+  const time = isoTime(record.timestamp);
+  const blocks = Array.isArray(message.content) ? message.content : typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [];
+  const shown = blocks.filter((b): b is Json => isObject(b) && (b.type === 'text' || b.type === 'tool_use'));
+  return shown.map((block, n) => {
+    const blockId = shown.length === 1 ? id : `${id}:${n}`;
+    if (block.type === 'text') return messageEntry(ctx, blockId, 'assistant', time, { text: str(block.text) ?? '' });
+    return messageEntry(ctx, blockId, 'tool', time, { tool_call: { id: str(block.id) ?? '', name: str(block.name) ?? '', input: block.input ?? {} } });
+  });
+}
+
+/**
+ * The turn's tokens are `usage`; the turn's cost is `model_usage_since_last_result` (one
+ * process can run several turns, and `total_cost_usd` is then the process's running total).
+ */
+function result(record: Json, ctx: LineContext): LogEntry[] {
+  const u = isObject(record.usage) ? record.usage : undefined;
+  if (!u) return [];
+  const perModel = isObject(record.model_usage_since_last_result) ? record.model_usage_since_last_result : isObject(record.modelUsage) ? record.modelUsage : {};
+  let cost: number | undefined;
+  let model: string | undefined;
+  let top = -1;
+  for (const [name, stats] of Object.entries(perModel)) {
+    if (!isObject(stats)) continue;
+    const c = num(stats.costUSD);
+    cost = (cost ?? 0) + c;
+    if (c > top) [top, model] = [c, name];
+  }
+  if (cost === undefined && typeof record.total_cost_usd === 'number') cost = record.total_cost_usd;
+  return [
+    usageEntry(ctx, {
+      id: idOf(record, ctx),
+      timestamp: isoTime(record.timestamp),
+      model,
+      usage: {
+        input: num(u.input_tokens),
+        output: num(u.output_tokens),
+        cacheRead: num(u.cache_read_input_tokens),
+        cacheWrite: num(u.cache_creation_input_tokens),
+        ...(cost !== undefined ? { costUsd: cost } : {}),
+      },
+      ...(typeof record.duration_ms === 'number' ? { durationMs: record.duration_ms } : {}),
+    }),
+  ];
+}
+
+/** Lines other than user/assistant never hold messages (most lines, with partial messages on). */
+export function peekClia(line: Buffer): Role[] | undefined {
+  if (!looksWhole(line)) return undefined;
+  const type = topType(line);
+  if (type === undefined || type === 'user' || type === 'assistant') return undefined;
+  return [];
+}

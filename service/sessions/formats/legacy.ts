@@ -1,0 +1,28 @@
+import type { LogEntry } from '../types.js';
+import { normalizeClia } from './clia.js';
+import { isObject, isoTime, messageEntry, str, textOf, type LineContext } from './common.js';
+
+/**
+ * The clia legacy record `~/clia-space/<agent_id>/.sessions/<session_id>.json`: one JSON
+ * document per session, read only. Its entry fields sit at the top level (sessionId,
+ * title, updatedAt, directory, directoryHistory, nativeSessionId); its messages, when it
+ * has any, are a `messages` array of either CLI records (`type` user/assistant/result, as
+ * in the JSONL store) or plain `{role, content | text, timestamp}` objects.
+ */
+export function legacyMessages(doc: unknown, fallbackTime: string): LogEntry[] {
+  if (!isObject(doc) || !Array.isArray(doc.messages)) return [];
+  const out: LogEntry[] = [];
+  doc.messages.forEach((record, position) => {
+    const ctx: LineContext = { position, fallbackTime };
+    if (isObject(record) && typeof record.type === 'string') {
+      out.push(...normalizeClia(record, ctx));
+      return;
+    }
+    if (!isObject(record)) return;
+    const role = record.role === 'user' || record.role === 'assistant' ? record.role : undefined;
+    if (!role) return;
+    const text = str(record.text) ?? textOf(record.content);
+    out.push(messageEntry(ctx, str(record.id) ?? `@${position}`, role, isoTime(record.timestamp), { text }));
+  });
+  return out;
+}

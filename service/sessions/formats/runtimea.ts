@@ -1,0 +1,136 @@
+import type { LogEntry, Role } from '../types.js';
+import { isObject, isoTime, messageEntry, num, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
+import { eachElement, looksWhole, spanAt, spanIs, startsWith, topTypeSpan } from './quick.js';
+
+/**
+ * runtimea (OpenClaw) transcript records: `<sessionId>.jsonl` lines (2026.7.1) and
+ * `transcript_events.event_json` rows (2026.7.2+) are the same records. Only `message`
+ * records hold messages:
+ * - user: one user message;
+ * - assistant: one assistant message (its text blocks, or the error text) unless it only
+ *   calls tools, then one tool message per `toolCall` block; its `usage` is one model call;
+ * - toolResult: one tool message with the result;
+ * - custom `openclaw.nested-tool.v1`: a tool reached through the `tool_call` wrapper, with
+ *   its input and result in one tool message.
+ * Everything else (session header, model changes, snapshots, compaction) is bookkeeping.
+ */
+export function normalizeRuntimea(record: unknown, ctx: LineContext): LogEntry[] {
+  if (!isObject(record) || record.type !== 'message' || !isObject(record.message)) return [];
+  const m = record.message;
+  const id = str(record.id) ?? `@${ctx.position}`;
+  const time = isoTime(record.timestamp) ?? isoTime(m.timestamp);
+  switch (m.role) {
+    case 'user':
+      return [messageEntry(ctx, id, 'user', time, { text: textOf(m.content) })];
+    case 'assistant':
+      return assistant(m, id, time, ctx);
+    case 'toolResult':
+      return [
+        messageEntry(ctx, id, 'tool', time, {
+          tool_result: { tool_call_id: str(m.toolCallId) ?? '', name: str(m.toolName), output: textOf(m.content), is_error: m.isError === true },
+        }),
+      ];
+    case 'custom':
+      return nestedTool(m, id, time, ctx);
+    default:
+      return [];
+  }
+}
+
+function assistant(m: Json, id: string, time: string | undefined, ctx: LineContext): LogEntry[] {
+  const blocks = Array.isArray(m.content) ? m.content : [];
+  const calls = blocks.filter((b): b is Json => isObject(b) && b.type === 'toolCall');
+  const text = textOf(m.content) || str(m.errorMessage) || '';
+  const out: LogEntry[] = [];
+  if (text || calls.length === 0) out.push(messageEntry(ctx, id, 'assistant', time, { text }));
+  for (const call of calls) {
+    const callId = str(call.id) ?? '';
+    out.push(messageEntry(ctx, `${id}:${callId}`, 'tool', time, { tool_call: { id: callId, ...toolOf(call) } }));
+  }
+  if (isObject(m.usage)) {
+    const u = m.usage;
+    const cost = isObject(u.cost) && typeof u.cost.total === 'number' ? u.cost.total : undefined;
+    const started = typeof m.timestamp === 'number' ? m.timestamp : undefined;
+    const ended = time ? Date.parse(time) : undefined;
+    out.push(
+      usageEntry(ctx, {
+        id,
+        timestamp: time ?? ctx.fallbackTime,
+        model: str(m.model),
+        usage: { input: num(u.input), output: num(u.output), cacheRead: num(u.cacheRead), cacheWrite: num(u.cacheWrite), ...(cost !== undefined ? { costUsd: cost } : {}) },
+        ...(started !== undefined && ended !== undefined && ended >= started ? { durationMs: ended - started } : {}),
+      }),
+    );
+  }
+  return out;
+}
+
+/** OpenClaw's `tool_call` wrapper names the real tool in `arguments.id`, its input in `arguments.args`. */
+function toolOf(call: Json): { name: string; input: unknown } {
+  const name = str(call.name) ?? '';
+  const args = call.arguments;
+  if (name === 'tool_call' && isObject(args) && typeof args.id === 'string') return { name: args.id, input: args.args ?? {} };
+  return { name, input: args ?? {} };
+}
+
+function nestedTool(m: Json, id: string, time: string | undefined, ctx: LineContext): LogEntry[] {
+  if (m.customType !== 'openclaw.nested-tool.v1' || !isObject(m.details)) return [];
+  const d = m.details;
+  const callId = str(d.toolCallId) ?? '';
+  const name = str(d.toolName) ?? '';
+  const output = isObject(d.result) ? textOf(d.result.content) : d.result;
+  return [
+    messageEntry(ctx, id, 'tool', time, {
+      tool_call: { id: callId, name, input: d.input ?? {} },
+      tool_result: { tool_call_id: callId, name, output, is_error: d.isError === true },
+    }),
+  ];
+}
+
+const MESSAGE_ROLE = Buffer.from('"message":{"role":"');
+const MESSAGE_KEY = Buffer.from('"message":{');
+const ASSISTANT_CONTENT = Buffer.from('"message":{"role":"assistant","content":');
+const TOOL_CALL = Buffer.from('"type":"toolCall"');
+const TOOL_CALL_BLOCK = Buffer.from('{"type":"toolCall"');
+const TEXT_BLOCK = Buffer.from('{"type":"text","text":"');
+const IMAGE_BLOCK = Buffer.from('{"type":"image"');
+const ERROR_MESSAGE = Buffer.from('"errorMessage":"');
+const MESSAGE = Buffer.from('message');
+const USER = Buffer.from('user');
+const TOOL_RESULT = Buffer.from('toolResult');
+const ASSISTANT = Buffer.from('assistant');
+
+/** The roles a line yields, when that is certain without parsing it. */
+export function peekRuntimea(line: Buffer): Role[] | undefined {
+  if (!looksWhole(line)) return undefined;
+  const type = topTypeSpan(line);
+  if (type === undefined) return undefined;
+  if (!spanIs(line, type, MESSAGE)) return [];
+  const at = line.indexOf(MESSAGE_KEY);
+  if (at < 0 || !startsWith(line, MESSAGE_ROLE, at)) return undefined;
+  const role = spanAt(line, at + MESSAGE_ROLE.length);
+  if (!role) return undefined;
+  if (spanIs(line, role, USER)) return ['user'];
+  if (spanIs(line, role, TOOL_RESULT)) return ['tool'];
+  if (!spanIs(line, role, ASSISTANT)) return undefined;
+  if (!line.includes(TOOL_CALL)) return ['assistant'];
+  return startsWith(line, ASSISTANT_CONTENT, at) ? peekBlocks(line, at + ASSISTANT_CONTENT.length) : undefined;
+}
+
+/** An assistant record with tool calls: walks the content blocks without parsing them. */
+function peekBlocks(line: Buffer, contentAt: number): Role[] | undefined {
+  let calls = 0;
+  let text = false;
+  const ok = eachElement(line, contentAt, (start) => {
+    if (startsWith(line, TOOL_CALL_BLOCK, start)) calls++;
+    else if (startsWith(line, TEXT_BLOCK, start)) text ||= line[start + TEXT_BLOCK.length] !== 0x22;
+    else if (startsWith(line, IMAGE_BLOCK, start)) text = true;
+    else if (line[start] === 0x22) text ||= line[start + 1] !== 0x22;
+  });
+  if (!ok) return undefined;
+  // With no text, an error message would be shown instead: let the parser decide.
+  if (!text && calls > 0 && line.includes(ERROR_MESSAGE)) return undefined;
+  const roles: Role[] = text || calls === 0 ? ['assistant'] : [];
+  for (let i = 0; i < calls; i++) roles.push('tool');
+  return roles;
+}

@@ -1,0 +1,138 @@
+import type { FileHandle } from 'node:fs/promises';
+
+/**
+ * Line access to a log without holding it in memory: forward from any line start, or
+ * backward from any line end, in fixed chunks. A line longer than MAX_LINE_BYTES is dropped
+ * whole (never buffered past the cap), in both directions alike, so counts and pages agree.
+ */
+export const MAX_LINE_BYTES = 8 * 1024 * 1024;
+const FORWARD_CHUNK = 1024 * 1024;
+const BACKWARD_CHUNK = 256 * 1024;
+const NL = 0x0a;
+
+export interface Line {
+  /** The line's bytes without its newline (and without a trailing CR). */
+  bytes: Buffer;
+  /** Byte offset of the line's first byte. */
+  start: number;
+  /** Byte offset just past the line's newline. */
+  end: number;
+}
+
+/** Gathers the pieces of one line, dropping it once it passes the cap. */
+class LineBuilder {
+  private pieces: Buffer[] = [];
+  private length = 0;
+  private dropped = false;
+
+  add(piece: Buffer): void {
+    if (this.dropped || piece.length === 0) return;
+    if (this.length + piece.length > MAX_LINE_BYTES) {
+      this.dropped = true;
+      this.pieces = [];
+      return;
+    }
+    this.pieces.push(piece);
+    this.length += piece.length;
+  }
+
+  /** The line, or undefined when it was too long; then starts afresh. */
+  take(reversed: boolean): Buffer | undefined {
+    const { pieces, length, dropped } = this;
+    this.pieces = [];
+    this.length = 0;
+    this.dropped = false;
+    if (dropped) return undefined;
+    if (pieces.length === 1) return trimCr(pieces[0]!);
+    return trimCr(Buffer.concat(reversed ? pieces.reverse() : pieces, length));
+  }
+}
+
+/**
+ * Every newline-terminated line starting in [from, to), in batches (one per chunk read, so
+ * a 500 MB log costs a few hundred awaits, not millions); bytes after the last newline are left.
+ */
+export async function* forwardLines(fh: FileHandle, from: number, to: number): AsyncGenerator<Line[]> {
+  const line = new LineBuilder();
+  // One buffer for the whole read: a batch is used up before the next chunk is read, and the
+  // piece of a line that runs on into the next chunk is copied out.
+  const buffer = Buffer.allocUnsafe(Math.min(FORWARD_CHUNK, Math.max(1, to - from)));
+  let pos = from;
+  let lineStart = from;
+  while (pos < to) {
+    const chunk = await readExactly(fh, pos, Math.min(buffer.length, to - pos), buffer);
+    const batch: Line[] = [];
+    let at = 0;
+    for (;;) {
+      const nl = chunk.indexOf(NL, at);
+      if (nl === -1) {
+        line.add(Buffer.from(chunk.subarray(at)));
+        break;
+      }
+      line.add(chunk.subarray(at, nl));
+      const bytes = line.take(false);
+      if (bytes) batch.push({ bytes, start: lineStart, end: pos + nl + 1 });
+      at = nl + 1;
+      lineStart = pos + at;
+    }
+    pos += chunk.length;
+    if (batch.length > 0) yield batch;
+  }
+}
+
+/** Every line in [from, to), last first, in batches; `to` must be a line end (just past a newline) or `from`. */
+export async function* backwardLines(fh: FileHandle, from: number, to: number): AsyncGenerator<Line[]> {
+  if (to <= from) return;
+  const line = new LineBuilder();
+  const buffer = Buffer.allocUnsafe(Math.min(BACKWARD_CHUNK, to - from));
+  let cursor = to - 1; // the newline ending the last line is not part of it
+  let lineEnd = to;
+  while (cursor > from) {
+    const chunkStart = Math.max(from, cursor - BACKWARD_CHUNK);
+    const chunk = await readExactly(fh, chunkStart, cursor - chunkStart, buffer);
+    const batch: Line[] = [];
+    let stop = chunk.length;
+    for (;;) {
+      const nl = stop > 0 ? chunk.lastIndexOf(NL, stop - 1) : -1;
+      // The piece before the chunk's first newline joins the next chunk's: copy it out.
+      line.add(nl === -1 ? Buffer.from(chunk.subarray(0, stop)) : chunk.subarray(nl + 1, stop));
+      if (nl === -1) break;
+      const bytes = line.take(true);
+      if (bytes) batch.push({ bytes, start: chunkStart + nl + 1, end: lineEnd });
+      lineEnd = chunkStart + nl + 1;
+      stop = nl;
+    }
+    cursor = chunkStart;
+    if (batch.length > 0) yield batch;
+  }
+  const first = line.take(true);
+  if (first) yield [{ bytes: first, start: from, end: lineEnd }];
+}
+
+/** Reads [from, to) when it is at most MAX_LINE_BYTES (the unterminated last line), else nothing. */
+export async function readRange(fh: FileHandle, from: number, to: number): Promise<Buffer | undefined> {
+  if (to <= from || to - from > MAX_LINE_BYTES) return undefined;
+  return trimCr(await readExactly(fh, from, to - from));
+}
+
+async function readExactly(fh: FileHandle, position: number, length: number, into?: Buffer): Promise<Buffer> {
+  const buf = into ? into.subarray(0, length) : Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await fh.read(buf, filled, length - filled, position + filled);
+    if (bytesRead === 0) throw new LogChangedError();
+    filled += bytesRead;
+  }
+  return buf;
+}
+
+/** The file got shorter while it was read: it was truncated or replaced; read again. */
+export class LogChangedError extends Error {
+  constructor() {
+    super('log changed while it was read');
+  }
+}
+
+function trimCr(line: Buffer): Buffer {
+  return line.length > 0 && line[line.length - 1] === 0x0d ? line.subarray(0, line.length - 1) : line;
+}

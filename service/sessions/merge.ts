@@ -1,0 +1,94 @@
+import type { AgentName } from '../runtimes/runtime.js';
+import { titleFromPrompt } from './title.js';
+import type { LogRef, SourceKind, SourceRecord } from './types.js';
+
+/**
+ * Who owns an id that several sources report: runtimea first (spec), its current SQLite
+ * store before its older file store, then clia, the clia legacy record, clib, and last the
+ * per-project index (which only fills in what the stores leave out, or lists a session no
+ * store has).
+ */
+export const PRECEDENCE: readonly SourceKind[] = ['runtimea-sqlite', 'runtimea-file', 'clia', 'clia-legacy', 'clib', 'project'];
+
+export interface SessionView {
+  id: string;
+  agentName: AgentName;
+  agentId: string;
+  title: string;
+  /** Lowercased title for search. */
+  titleKey: string;
+  updatedAtMs: number;
+  directory: string;
+  /** Every source's record, in precedence order; [0] is the owner. */
+  records: SourceRecord[];
+  /** The log messages are read from: the first record, in precedence order, whose log exists. */
+  log?: LogRef;
+}
+
+export interface MergeInputs {
+  records: Iterable<SourceRecord>;
+  /** Whether a record's log is there (a file seen on disk, a row in the SQLite store). */
+  logExists(ref: LogRef): boolean;
+  /** The first prompt of a log, when it has been read. */
+  firstPrompt(ref: LogRef): string | undefined;
+}
+
+const RANK: Readonly<Record<SourceKind, number>> = Object.fromEntries(PRECEDENCE.map((kind, i) => [kind, i])) as Record<SourceKind, number>;
+
+/** Every session, newest first (ties by id), one per id. */
+export function mergeSessions(inputs: MergeInputs): SessionView[] {
+  const byId = new Map<string, SourceRecord[]>();
+  for (const record of inputs.records) {
+    const list = byId.get(record.id);
+    if (list) list.push(record);
+    else byId.set(record.id, [record]);
+  }
+  const views: SessionView[] = [];
+  for (const [id, list] of byId) {
+    if (list.length > 1) list.sort((a, b) => RANK[a.source] - RANK[b.source]);
+    views.push(view(id, list, inputs));
+  }
+  return views.sort(newestFirst);
+}
+
+export function newestFirst(a: SessionView, b: SessionView): number {
+  return b.updatedAtMs - a.updatedAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+function view(id: string, records: SourceRecord[], inputs: MergeInputs): SessionView {
+  const owner = records[0]!;
+  let project: SourceRecord | undefined;
+  let log: LogRef | undefined;
+  let directory: string | undefined;
+  let newest = 0;
+  for (const r of records) {
+    if (r.source === 'project') project ??= r;
+    if (!log && r.log && inputs.logExists(r.log)) log = r.log;
+    directory ??= nonBlank(r.directory);
+    if ((r.updatedAtMs ?? 0) > newest) newest = r.updatedAtMs!;
+  }
+  const title = nonBlank(owner.title) ?? nonBlank(project?.title) ?? promptTitle(log, inputs) ?? '';
+  return {
+    id,
+    agentName: owner.agentName,
+    // runtimea's own folder is an OpenClaw agent, not a project: the project index knows the project.
+    agentId: owner.agentName === 'runtimea' && project ? project.agentId : owner.agentId,
+    title,
+    titleKey: title.toLowerCase(),
+    updatedAtMs: owner.updatedAtMs ?? newest,
+    directory: directory ?? '',
+    records,
+    ...(log ? { log } : {}),
+  };
+}
+
+function promptTitle(log: LogRef | undefined, inputs: MergeInputs): string | undefined {
+  const prompt = log ? inputs.firstPrompt(log) : undefined;
+  return prompt === undefined ? undefined : nonBlank(titleFromPrompt(prompt));
+}
+
+export function nonBlank(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  return trimmed ? trimmed : undefined;
+}

@@ -1,0 +1,88 @@
+import type { AgentName } from '../runtimes/runtime.js';
+import type { SessionIndex } from './session-index.js';
+import type { LogEntry, LogRef } from './types.js';
+
+/**
+ * The one reader of session logs for the features that need more than a page of messages
+ * (usage analytics, full-text search): every session with its log, and every entry of a log
+ * from a saved cursor, annotated with turns. Pair it with `SessionIndex.onLogChange` to read
+ * only what was appended since the last cursor.
+ */
+export interface SessionLog {
+  sessionId: string;
+  agentName: AgentName;
+  agentId: string;
+  title: string;
+  /** Epoch ms. */
+  updatedAtMs: number;
+  log: LogRef;
+}
+
+/** Every listed session that has a log, newest first. */
+export async function sessionLogs(index: SessionIndex): Promise<SessionLog[]> {
+  return (await index.list()).flatMap((v) =>
+    v.log ? [{ sessionId: v.id, agentName: v.agentName, agentId: v.agentId, title: v.title, updatedAtMs: v.updatedAtMs, log: v.log }] : [],
+  );
+}
+
+/** Where a read stopped, and the turn it was in; save it to resume with only the new entries. */
+export interface Cursor {
+  /** Byte offset (files), row seq (SQLite) or record index (legacy) to read from. */
+  position: number;
+  /** User prompts seen so far. */
+  turn: number;
+  /** Time of the prompt that opened the current turn. */
+  turnStartedAt?: string;
+  /** Time of the last entry that had one. */
+  lastTime?: string;
+  /** Tools called since the last usage record. */
+  tools: string[];
+}
+
+export type AnnotatedEntry = LogEntry & {
+  /** Where to resume after this entry. */
+  end: number;
+  /** 1 for the first prompt's turn; 0 before any prompt. */
+  turn: number;
+  turnStartedAt?: string;
+} & ({ kind: 'message' } | { kind: 'usage'; /** Tools called in this model call or turn. */ tools: string[]; /** From the turn's prompt to this record. */ responseMs?: number });
+
+export function startCursor(): Cursor {
+  return { position: 0, turn: 0, tools: [] };
+}
+
+/**
+ * Every entry from `cursor.position` on, in log order. The cursor is advanced as entries
+ * are consumed. Usage records without a time of their own (clia `result`) get the time of
+ * the entry before them.
+ */
+export async function* readLog(index: SessionIndex, log: LogRef, cursor: Cursor): AsyncGenerator<AnnotatedEntry> {
+  for await (const entry of index.logs.entries(log, cursor.position)) {
+    if (entry.kind === 'message') {
+      const m = entry.message;
+      if (m.role === 'user') {
+        cursor.turn++;
+        cursor.turnStartedAt = m.timestamp;
+        cursor.tools = [];
+      } else if (m.tool_call) cursor.tools.push(m.tool_call.name);
+      cursor.lastTime = m.timestamp;
+      cursor.position = entry.end;
+      yield { ...entry, turn: cursor.turn, ...(cursor.turnStartedAt ? { turnStartedAt: cursor.turnStartedAt } : {}) };
+      continue;
+    }
+    const timestamp = entry.usage.timestamp ?? cursor.lastTime;
+    const tools = cursor.tools;
+    cursor.tools = [];
+    if (timestamp) cursor.lastTime = timestamp;
+    cursor.position = entry.end;
+    const response = timestamp && cursor.turnStartedAt ? Date.parse(timestamp) - Date.parse(cursor.turnStartedAt) : NaN;
+    yield {
+      ...entry,
+      usage: { ...entry.usage, ...(timestamp ? { timestamp } : {}) },
+      turn: cursor.turn,
+      ...(cursor.turnStartedAt ? { turnStartedAt: cursor.turnStartedAt } : {}),
+      tools,
+      ...(Number.isFinite(response) && response >= 0 ? { responseMs: response } : {}),
+    };
+  }
+}

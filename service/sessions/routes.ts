@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import { Router } from 'express';
+import { z } from 'zod';
+import type { ServiceContext } from '../context.js';
+import { HttpError } from '../errors.js';
+import { parseBody } from '../http/request-body.js';
+import { patchDirectory } from './patch.js';
+import { parseLimit, parseMessageOffset, parseQuery, parseSessionOffset } from './query.js';
+import { messagesPage, sessionPage, sessionOf } from './views.js';
+
+const PatchBody = z.looseObject({ directory: z.string().min(1) });
+
+/** The spec's Sessions section: merged listing, search, one session, messages, PATCH, stubs. */
+export function sessionRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+  const index = ctx.sessions;
+
+  router.get('/api/sessions', async (req, res) => {
+    const limit = parseLimit(req.query.limit);
+    const offset = parseSessionOffset(req.query.offset);
+    res.json(await sessionPage(index, await index.list(), offset, limit));
+  });
+
+  router.get('/api/sessions/search', async (req, res) => {
+    const q = parseQuery(req.query.q);
+    const limit = parseLimit(req.query.limit);
+    const offset = parseSessionOffset(req.query.offset);
+    res.json(await sessionPage(index, await index.search(q), offset, limit));
+  });
+
+  router.get('/api/sessions/:id', async (req, res) => {
+    const view = await index.get(req.params.id);
+    if (!view) throw new HttpError(404, 'Session not found');
+    res.json(await sessionOf(index, view));
+  });
+
+  router.get('/api/messages/:id', async (req, res) => {
+    const limit = parseLimit(req.query.limit);
+    const offset = parseMessageOffset(req.query.offset);
+    res.json(await messagesPage(index, req.params.id, offset, limit));
+  });
+
+  router.patch('/api/sessions/:id', async (req, res) => {
+    const { directory } = parseBody(PatchBody, req.body, 'Body must be an object with directory (non-empty string)');
+    await patchDirectory(index, req.params.id, directory);
+    res.json({ ok: true });
+  });
+
+  // Stubs (spec): nothing is stored or removed here; sessions are created by a chat prompt.
+  router.get('/api/sessions/:id/todos', (_req, res) => {
+    res.json({ todos: [] });
+  });
+  router.get('/api/sessions/:id/files', (_req, res) => {
+    res.json({ files: [] });
+  });
+  router.post('/api/sessions', (_req, res) => {
+    res.json({ session_id: randomUUID() });
+  });
+  router.delete('/api/sessions/:id', (_req, res) => {
+    res.json({ ok: true });
+  });
+
+  return router;
+}

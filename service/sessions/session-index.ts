@@ -1,0 +1,244 @@
+import type { Logger } from '../log.js';
+import { CountStore } from './count-store.js';
+import type { SessionRoots } from './layout.js';
+import { eachLimited } from './limit.js';
+import { LogReader } from './logs.js';
+import { mergeSessions, nonBlank, PRECEDENCE, type SessionView } from './merge.js';
+import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
+import type { SourceRecord } from './types.js';
+import { watchSessions, type SessionWatcher } from './watch.js';
+
+export type { LogChange } from './source-files.js';
+
+/**
+ * The in-memory index of every session. Built once at start-up (one walk of the session
+ * folders: directory listings, stats, index files, and the first lines of logs that need a
+ * title), then kept fresh from watcher events, path by path: a file is re-read only when its
+ * inode, size or mtime changed. Listing, searching and reading one session's fields do no
+ * disk I/O; message counts come from the log reader's cache, filled in the background.
+ */
+export class SessionIndex {
+  readonly logs = new LogReader();
+  private readonly files: SourceFiles;
+  private views: SessionView[] = [];
+  private byId = new Map<string, SessionView>();
+  private queue: Promise<void> = Promise.resolve();
+  private built: Promise<void> = Promise.resolve();
+  private titled: Promise<void> = Promise.resolve();
+  private readonly dirty = new Set<string>();
+  private refreshScheduled = false;
+  private watcher: SessionWatcher | undefined;
+  private closed = false;
+  private warming = false;
+  private warmFrom = 0;
+  private readonly listeners = new Set<(changes: LogChange[]) => void>();
+
+  private readonly counts: CountStore | undefined;
+
+  constructor(
+    readonly roots: SessionRoots,
+    private readonly log: Logger,
+    private readonly options: { watch?: boolean; countsFile?: string } = {},
+  ) {
+    this.files = new SourceFiles(roots, this.logs, log);
+    this.counts = options.countsFile ? new CountStore(options.countsFile, this.logs.files, log) : undefined;
+  }
+
+  /** Builds the index off the request path, then starts watching. */
+  start(): void {
+    this.built = this.enqueue(async () => {
+      const started = Date.now();
+      await this.counts?.load();
+      // Titles that need a log's first lines come right after, off the first answer's path.
+      await this.refreshPaths(this.rootPaths(), { deferTitles: true });
+      this.log.info({ sessions: this.views.length, ms: Date.now() - started }, 'session index built');
+    });
+    this.titled = this.built.then(() => this.enqueue(() => this.rebuild()));
+    void this.titled.then(() => {
+      if (this.closed) return;
+      this.warmCounts();
+      if (this.options.watch === false) return;
+      this.watcher = watchSessions(this.roots, (paths) => this.markDirty(paths), this.log);
+      // Whatever changed between the first walk and the watches being in place.
+      void this.watcher.ready.then(() => this.markDirty(this.rootPaths()));
+    });
+  }
+
+  /**
+   * Waits for the first build. A refresh under way is not waited for: requests get the last
+   * complete view (at most one debounce behind), never a half-applied one. Whoever needs
+   * its own write seen awaits markDirty (PATCH does).
+   */
+  async current(): Promise<void> {
+    await this.built;
+  }
+
+  /** Every session, newest first. */
+  async list(): Promise<readonly SessionView[]> {
+    await this.current();
+    return this.views;
+  }
+
+  async get(id: string): Promise<SessionView | undefined> {
+    await this.current();
+    return this.byId.get(id);
+  }
+
+  /** Case-insensitive substring match on titles (once every title is known). */
+  async search(q: string): Promise<SessionView[]> {
+    await this.titled;
+    const needle = q.toLowerCase();
+    return this.views.filter((v) => v.titleKey.includes(needle));
+  }
+
+  /**
+   * Gives a session whose title is still to come from its log's first prompt that title now
+   * (the first page right after start-up, before the background pass has read every head).
+   */
+  async ensureTitle(view: SessionView): Promise<void> {
+    if (view.title || !view.log || !this.files.needsHead(view.log)) return;
+    await this.files.readTitles([view.log]);
+    const prompt = this.merge(view.records)[0];
+    if (prompt?.title) Object.assign(view, { title: prompt.title, titleKey: prompt.titleKey });
+  }
+
+  /** The message count of a session's log: cached, else counted now (and cached). */
+  async messageCount(view: SessionView): Promise<number> {
+    if (!view.log) return 0;
+    const version = this.files.versionOf(view.log);
+    const cached = this.logs.cachedCount(view.log, version);
+    if (cached !== undefined) return cached;
+    try {
+      return await this.logs.count(view.log, version);
+    } catch (err) {
+      // One unreadable log must not break a listing: it counts as empty until it changes.
+      if (!isMissing(err)) this.log.warn({ err: String(err), session: view.id }, 'session log not counted');
+      return 0;
+    }
+  }
+
+  /** Tells `listener` about logs that changed, after each refresh. Returns the unsubscribe. */
+  onLogChange(listener: (changes: LogChange[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Re-reads these paths now (PATCH calls it for the index it wrote). */
+  markDirty(paths: Iterable<string>): Promise<void> {
+    for (const p of paths) this.dirty.add(p);
+    if (this.refreshScheduled) return this.queue;
+    this.refreshScheduled = true;
+    return this.enqueue(async () => {
+      this.refreshScheduled = false;
+      const batch = [...this.dirty];
+      this.dirty.clear();
+      await this.refreshPaths(batch);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watcher?.close();
+    await this.queue.catch(() => undefined);
+    await this.counts?.close();
+  }
+
+  private rootPaths(): string[] {
+    return [...new Set(Object.values(this.roots))];
+  }
+
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(task);
+    this.queue = run.catch((err: unknown) => this.log.warn({ err: String(err) }, 'session index refresh failed'));
+    return this.queue;
+  }
+
+  private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<void> {
+    if (this.closed) return;
+    const changes: LogChange[] = [];
+    let structural = false;
+    await eachLimited(paths, IO_CONCURRENCY, async (p) => {
+      if (await this.files.apply(p, changes)) structural = true;
+    });
+    if (structural) await this.rebuild(options);
+    if (changes.length > 0) {
+      for (const listener of this.listeners) {
+        try {
+          listener(changes);
+        } catch (err) {
+          this.log.warn({ err: String(err) }, 'session change listener failed');
+        }
+      }
+      this.warmFrom = 0;
+      this.warmCounts();
+    }
+  }
+
+
+
+
+
+
+
+
+  private merge(records: SourceRecord[]): SessionView[] {
+    return mergeSessions({ records, logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref) });
+  }
+
+  /** Reads the first lines of logs whose session has no title in any index, then merges every source. */
+  private async rebuild(options: { deferTitles?: boolean } = {}): Promise<void> {
+    const records = this.files.records();
+    const titled = titledIds(records);
+    const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
+    if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(untitled);
+    const views = this.merge(records);
+    this.views = views;
+    this.byId = new Map(views.map((v) => [v.id, v]));
+  }
+
+
+
+
+  /** Counts, in the background and newest first, every log whose count is not cached yet. */
+  private warmCounts(): void {
+    if (this.warming || this.closed) return;
+    this.warming = true;
+    const started = Date.now();
+    let counted = 0;
+    void (async () => {
+      try {
+        while (!this.closed) {
+          const views = this.views;
+          let i = this.warmFrom;
+          while (i < views.length && !(views[i]!.log && this.logs.cachedCount(views[i]!.log!, this.files.versionOf(views[i]!.log!)) === undefined)) i++;
+          if (i >= views.length) break;
+          this.warmFrom = i + 1;
+          await this.messageCount(views[i]!).catch(() => undefined);
+          counted++;
+        }
+        if (counted > 0 && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
+      } finally {
+        this.warming = false;
+      }
+    })();
+  }
+
+}
+
+/** Ids whose title comes from an index: the owning record's title, or a project index's. */
+function titledIds(records: readonly SourceRecord[]): Set<string> {
+  const owners = new Map<string, SourceRecord>();
+  const titled = new Set<string>();
+  for (const r of records) {
+    const owner = owners.get(r.id);
+    if (!owner || PRECEDENCE.indexOf(r.source) < PRECEDENCE.indexOf(owner.source)) owners.set(r.id, r);
+    if (r.source === 'project' && nonBlank(r.title)) titled.add(r.id);
+  }
+  for (const [id, owner] of owners) if (nonBlank(owner.title)) titled.add(id);
+  return titled;
+}
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}

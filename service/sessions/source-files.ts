@@ -1,0 +1,282 @@
+import type { Dirent, Stats } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '../log.js';
+import { readdir, readFile, readStarts, stat, statMany } from './disk.js';
+import { fileKey, sameKey, type FileKey } from './file-log.js';
+import { legacyMessages } from './formats/legacy.js';
+import { promptIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
+import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
+import { eachLimited } from './limit.js';
+import type { LogReader, LogVersion } from './logs.js';
+import { legacyRecord, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
+import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
+import { firstUserText } from './title.js';
+import type { LogRef, SourceRecord } from './types.js';
+
+/** A log (or SQLite store) that appeared, grew, was rewritten or went away. */
+export interface LogChange {
+  /** The log file, or the SQLite store file. */
+  path: string;
+  /** The log, for files; undefined for a SQLite store (any of its sessions may have changed). */
+  ref?: LogRef;
+  before?: FileKey;
+  after?: FileKey;
+}
+
+type Known =
+  | { role: 'index'; key: FileKey; records: SourceRecord[] }
+  | { role: 'log'; key: FileKey; store: StoreName; agentId: string; id: string; head?: Head & { key: FileKey } }
+  | { role: 'legacy'; key: FileKey; record: SourceRecord; prompt?: string }
+  | { role: 'sqlite'; key: string; records: SourceRecord[]; prompts: Map<string, string | undefined> };
+
+export const IO_CONCURRENCY = 32;
+const MAX_INDEX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What the session files on disk say, file by file: index entries, logs (with their key and
+ * first prompt), legacy records, SQLite stores. A file is read again only when its inode,
+ * size or mtime (for SQLite: its main and -wal files') changed.
+ */
+export class SourceFiles {
+  private readonly files = new Map<string, Known>();
+  private referenced = new Set<string>();
+  private sqliteWarned = false;
+
+  constructor(
+    private readonly roots: SessionRoots,
+    private readonly reader: LogReader,
+    private readonly log: Logger,
+  ) {}
+
+  /** Applies one path (a file or a folder of the layout); true when the merged view may have changed. */
+  async apply(p: string, changes: LogChange[]): Promise<boolean> {
+    const role = roleOf(this.roots, p);
+    if (!role) return false;
+    if (role.type === 'dir') return this.applyDir(p, changes);
+    return this.applyFile(p, role, changes);
+  }
+
+  private async applyDir(dir: string, changes: LogChange[]): Promise<boolean> {
+    const found = new Map<string, FileRole>();
+    await this.walk(dir, found);
+    let structural = false;
+    for (const known of [...this.files.keys()]) if (isUnder(known, dir) && !found.has(known) && this.drop(known, changes)) structural = true;
+    const stats = await statMany([...found.keys()].filter((p) => found.get(p)!.type !== 'sqlite'));
+    await eachLimited([...found], IO_CONCURRENCY, async ([p, role]) => {
+      if (await this.applyFile(p, role, changes, stats.get(p) ?? null)) structural = true;
+    });
+    return structural;
+  }
+
+  /** Every file of the layout below `dir` (the SQLite store by its main file). */
+  private async walk(dir: string, found: Map<string, FileRole>): Promise<void> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    const below: Array<Promise<void>> = [];
+    for (const entry of entries) {
+      const child = path.join(dir, entry.name);
+      const role = roleOf(this.roots, child);
+      if (!role) continue;
+      if (entry.isSymbolicLink()) below.push(this.walkLink(child, role, found));
+      else if (role.type === 'dir') {
+        if (entry.isDirectory()) below.push(this.walk(child, found));
+      } else if (!entry.isDirectory()) this.found(child, role, found);
+    }
+    await Promise.all(below);
+  }
+
+  private async walkLink(child: string, role: PathRole, found: Map<string, FileRole>): Promise<void> {
+    const isDir = await stat(child).then((s) => s.isDirectory(), () => false);
+    if (role.type === 'dir') {
+      if (isDir) await this.walk(child, found);
+    } else if (!isDir) this.found(child, role, found);
+  }
+
+  /** The SQLite store is known by its main file (its -wal only signals changes). */
+  private found(child: string, role: FileRole, found: Map<string, FileRole>): void {
+    if (role.type !== 'sqlite') found.set(child, role);
+    else if (child === role.db) found.set(role.db, role);
+  }
+
+  /** `known`: the file's stat when the caller has it (null: it is gone), else it is taken here. */
+  private async applyFile(p: string, role: FileRole, changes: LogChange[], known?: Stats | null): Promise<boolean> {
+    if (role.type === 'sqlite') return this.applySqlite(role.db, role.agentId, changes);
+    const st = known === undefined ? await stat(p).catch(() => null) : known;
+    if (!st || !st.isFile()) return this.drop(p, changes);
+    const key = fileKey(st);
+    return this.applyStat(p, role, key, changes);
+  }
+
+  private async applyStat(p: string, role: Exclude<FileRole, { type: 'sqlite' }>, key: FileKey, changes: LogChange[]): Promise<boolean> {
+    const known = this.files.get(p);
+    if (known && known.role !== 'sqlite' && sameKey(known.key, key)) return false;
+    switch (role.type) {
+      case 'index':
+      case 'project': {
+        const doc = await readJson(p, key);
+        const previous = known?.role === 'index' ? known.records : [];
+        const records = doc === undefined ? previous : role.type === 'index' ? storeIndexRecords(role.store, role.agentId, p, doc) : projectRecords(role.pid, p, doc);
+        this.files.set(p, { role: 'index', key, records });
+        return true;
+      }
+      case 'log': {
+        const previous = known?.role === 'log' ? known : undefined;
+        // Grown in place keeps what was read of it; replaced or cut short, it is read afresh.
+        const grown = !!previous && previous.key.ino === key.ino && key.size >= previous.key.size;
+        if (previous && !grown) this.reader.forget(p);
+        const head = grown ? previous.head : undefined;
+        this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(head ? { head } : {}) });
+        changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
+        // A listed log that grew changes no listed field, unless its first prompt may just have
+        // arrived; an orphan's mtime is its updated_at.
+        return !grown || !this.referenced.has(p) || head?.final === false;
+      }
+      case 'legacy': {
+        const doc = await readJson(p, key);
+        const prompt = firstUserText(legacyMessages(doc, ''));
+        this.files.set(p, { role: 'legacy', key, record: legacyRecord(role.agentId, role.id, p, doc), ...(prompt !== undefined ? { prompt } : {}) });
+        this.reader.forget(p);
+        changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known?.key as FileKey | undefined, after: key });
+        return true;
+      }
+    }
+  }
+
+  private async applySqlite(db: string, agentId: string, changes: LogChange[]): Promise<boolean> {
+    const [main, wal] = await Promise.all([stat(db).catch(() => undefined), stat(`${db}-wal`).catch(() => undefined)]);
+    if (!main) return this.drop(db, changes);
+    const key = `${main.ino}:${main.size}:${main.mtimeMs}:${wal?.size ?? '-'}:${wal?.mtimeMs ?? '-'}`;
+    const known = this.files.get(db);
+    if (known?.role === 'sqlite' && known.key === key) return false;
+    if (!sqliteDriver()) {
+      if (!this.sqliteWarned) this.log.warn({ db }, 'better-sqlite3 is not available: the runtimea SQLite store is not listed');
+      this.sqliteWarned = true;
+      return false;
+    }
+    let records: SourceRecord[];
+    try {
+      records = listSqliteSessions(db).map((s) => ({
+        id: s.sessionId,
+        source: 'runtimea-sqlite' as const,
+        agentName: 'runtimea' as const,
+        agentId,
+        ...(s.label ? { title: s.label } : {}),
+        updatedAtMs: s.updatedAtMs,
+        log: { kind: 'sqlite' as const, db, sessionId: s.sessionId },
+      }));
+    } catch (err) {
+      // Locked, being created, or not an OpenClaw store: keep what was read before.
+      this.log.debug({ db, err: String(err) }, 'runtimea SQLite store not read');
+      return false;
+    }
+    const prompts = known?.role === 'sqlite' ? known.prompts : new Map<string, string | undefined>();
+    this.files.set(db, { role: 'sqlite', key, records, prompts });
+    changes.push({ path: db });
+    return true;
+  }
+
+  /** Forgets a file that is gone; true when it was known. */
+  private drop(p: string, changes: LogChange[]): boolean {
+    const known = this.files.get(p);
+    if (!known) return false;
+    this.files.delete(p);
+    this.reader.forget(p);
+    if (known.role === 'log') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[known.store], path: p }, before: known.key });
+    else if (known.role === 'legacy') changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known.key });
+    else if (known.role === 'sqlite') changes.push({ path: p });
+    return true;
+  }
+
+  /** Every source's records; logs no index lists are sessions of their own (orphans). */
+  records(): SourceRecord[] {
+    const out: SourceRecord[] = [];
+    const referenced = new Set<string>();
+    for (const known of this.files.values()) {
+      if (known.role === 'index' || known.role === 'sqlite') {
+        for (const r of known.records) {
+          out.push(r);
+          if (r.log?.kind === 'file') referenced.add(r.log.path);
+        }
+      } else if (known.role === 'legacy') out.push(known.record);
+    }
+    for (const [p, known] of this.files) {
+      if (known.role === 'log' && !referenced.has(p)) out.push(orphanLogRecord(known.store, known.agentId, p, known.id, known.key.mtimeMs));
+    }
+    this.referenced = referenced;
+    return out;
+  }
+
+  logExists(ref: LogRef): boolean {
+    return ref.kind === 'sqlite' || this.files.has(ref.path);
+  }
+
+  /** Whether a log's first prompt is still to be read (or to be read again: it grew without one). */
+  needsHead(ref: LogRef): boolean {
+    if (ref.kind === 'sqlite') return !(this.files.get(ref.db) as Extract<Known, { role: 'sqlite' }> | undefined)?.prompts.has(ref.sessionId);
+    const known = this.files.get(ref.path);
+    if (known?.role !== 'log') return false;
+    const head = known.head;
+    return !head || (!head.final && head.key.size !== known.key.size);
+  }
+
+  /** First prompts: the first 64 KB of every log in one sliced pass, further only where needed. */
+  async readTitles(refs: LogRef[]): Promise<void> {
+    const files = refs.flatMap((ref) => (ref.kind === 'file' ? [ref.path] : []));
+    const starts = await readStarts(files, QUICK_HEAD_BYTES);
+    await eachLimited(refs, IO_CONCURRENCY, async (ref) => {
+      if (ref.kind === 'sqlite') return this.readSqliteTitle(ref.db, ref.sessionId);
+      const known = this.files.get(ref.path);
+      if (known?.role !== 'log') return;
+      const start = starts.get(ref.path);
+      if (!start) return; // gone: the next change event says so
+      const format = STORE_FORMAT[known.store];
+      const prompt = promptIn(start.head, format);
+      if (prompt !== undefined) known.head = { prompt, final: true, key: known.key };
+      else if (start.stat.size <= QUICK_HEAD_BYTES) known.head = { final: false, key: known.key };
+      else known.head = { ...(await readHead(ref.path, format).catch(() => ({ final: false }))), key: known.key };
+    });
+  }
+
+  private readSqliteTitle(db: string, sessionId: string): void {
+    const known = this.files.get(db);
+    if (known?.role !== 'sqlite') return;
+    let prompt: string | undefined;
+    try {
+      prompt = sqliteFirstPrompt(db, sessionId);
+    } catch {
+      prompt = undefined;
+    }
+    known.prompts.set(sessionId, prompt);
+  }
+
+  versionOf(ref: LogRef): LogVersion | undefined {
+    const known = this.files.get(ref.kind === 'sqlite' ? ref.db : ref.path);
+    return known?.key;
+  }
+
+  /** The first prompt read from a log, if any. */
+  firstPrompt(ref: LogRef): string | undefined {
+    if (ref.kind === 'sqlite') return (this.files.get(ref.db) as Extract<Known, { role: 'sqlite' }> | undefined)?.prompts.get(ref.sessionId);
+    const known = this.files.get(ref.path);
+    if (known?.role === 'log') return known.head?.prompt;
+    return known?.role === 'legacy' ? known.prompt : undefined;
+  }
+}
+
+async function readJson(file: string, key: FileKey): Promise<unknown> {
+  if (key.size > MAX_INDEX_BYTES) return undefined;
+  try {
+    return JSON.parse(await readFile(file, 'utf8'));
+  } catch {
+    // Half-written by a writer that is not atomic, or not JSON: keep what was read before.
+    return undefined;
+  }
+}
+
+function isUnder(file: string, dir: string): boolean {
+  return file === dir || file.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
+}

@@ -1,0 +1,100 @@
+import type { AgentName } from '../runtimes/runtime.js';
+
+/** The spec's Session, as listed and returned by /api/sessions. */
+export interface Session {
+  session_id: string;
+  title: string;
+  agent_id: string;
+  agent_name: AgentName;
+  updated_at: string;
+  directory: string;
+  message_count: number;
+}
+
+export type Role = 'user' | 'assistant' | 'tool';
+
+/** A tool call as logged: the runtime's id for it, the tool's name and its input. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/** A tool's answer: the call it answers, its output (text where the log has text), and failure. */
+export interface ToolResult {
+  tool_call_id: string;
+  name?: string;
+  output: unknown;
+  is_error: boolean;
+  /** What else the runtime reports about the run (codex: exit_code, status). */
+  details?: Record<string, unknown>;
+}
+
+/** The spec's Message envelope; every log format is normalized to it. */
+export interface Message {
+  id: string;
+  role: Role;
+  /** For user and assistant; '' for tool messages. */
+  text: string;
+  tool_call: ToolCall | null;
+  tool_result: ToolResult | null;
+  timestamp: string;
+}
+
+/** Tokens of one model call or one turn, never a running total. */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** Only when the log itself states a cost. */
+  costUsd?: number;
+}
+
+/** What the log says a model call (runtimea) or a turn (clia, clib) used. Not a Message. */
+export interface UsageRecord {
+  id: string;
+  /** Absent when the record has no time of its own (clia `result`); see readEntries. */
+  timestamp?: string;
+  model?: string;
+  usage: Usage;
+  /** How long the call or turn took, when the log states it. */
+  durationMs?: number;
+}
+
+/**
+ * One item a log line yields: a message shown to the user, or usage bookkeeping.
+ * `position` is the line's byte offset in the log (the row's seq for the SQLite store).
+ */
+export type LogEntry =
+  | { kind: 'message'; position: number; message: Message }
+  | { kind: 'usage'; position: number; usage: UsageRecord };
+
+/** The on-disk log formats the pipeline reads. */
+export type LogFormat = 'runtimea' | 'clia' | 'clib';
+
+/** Where a session's messages are. */
+export type LogRef =
+  | { kind: 'file'; format: LogFormat; path: string }
+  /** The clia legacy record: one JSON document per session. */
+  | { kind: 'legacy'; path: string }
+  /** The runtimea 2026.7.2+ store: rows of transcript_events in a per-agent SQLite file. */
+  | { kind: 'sqlite'; db: string; sessionId: string };
+
+/** Each place sessions are recorded, in the order that decides who owns an id. */
+export type SourceKind = 'runtimea-file' | 'runtimea-sqlite' | 'clia' | 'clia-legacy' | 'clib' | 'project';
+
+/** One source's knowledge of one session (several sources may know the same id). */
+export interface SourceRecord {
+  id: string;
+  source: SourceKind;
+  agentName: AgentName;
+  agentId: string;
+  title?: string;
+  /** Epoch ms. */
+  updatedAtMs?: number;
+  directory?: string;
+  /** The index file holding the entry (what PATCH rewrites), when there is one. */
+  indexFile?: string;
+  log?: LogRef;
+}

@@ -1,0 +1,38 @@
+import { HttpError } from '../errors.js';
+import type { Page } from './file-log.js';
+import { mapLimited } from './limit.js';
+import type { SessionView } from './merge.js';
+import type { SessionIndex } from './session-index.js';
+import type { Session } from './types.js';
+
+export async function sessionOf(index: SessionIndex, view: SessionView): Promise<Session> {
+  await index.ensureTitle(view);
+  return {
+    session_id: view.id,
+    title: view.title,
+    agent_id: view.agentId,
+    agent_name: view.agentName,
+    updated_at: new Date(view.updatedAtMs).toISOString(),
+    directory: view.directory,
+    message_count: await index.messageCount(view),
+  };
+}
+
+/** {total, offset, sessions}: a slice of `views`; counts not cached yet are counted now. */
+export async function sessionPage(index: SessionIndex, views: readonly SessionView[], offset: number, limit: number): Promise<{ total: number; offset: number; sessions: Session[] }> {
+  const slice = views.slice(offset, offset + limit);
+  return { total: views.length, offset, sessions: await mapLimited(slice, 16, (v) => sessionOf(index, v)) };
+}
+
+/** {total, offset, messages} of a session's log; 404 when the session or its log is missing. */
+export async function messagesPage(index: SessionIndex, id: string, offset: number, limit: number): Promise<Page> {
+  const view = await index.get(id);
+  if (!view?.log) throw new HttpError(404, 'Session not found');
+  try {
+    return await index.logs.page(view.log, offset, limit);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'SQLITE_CANTOPEN') throw new HttpError(404, 'Session not found');
+    throw err;
+  }
+}

@@ -1,0 +1,74 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cliaLines, clibLines, random, runtimeaLines, turns } from '../../bench/corpus.js';
+import { FORMATS } from '../../service/sessions/formats/index.js';
+import { countLine } from '../../service/sessions/line-entries.js';
+import type { LogFormat } from '../../service/sessions/types.js';
+import { FIXTURES } from './fixtures.js';
+
+/**
+ * Counting peeks at bytes instead of parsing (a 500 MB log is counted in about a tenth of
+ * the time). A peek may decline, but when it answers it must agree with the normalizer on
+ * every well-formed line, or pages and totals would drift apart.
+ */
+function recorded(format: LogFormat): string[] {
+  const dirs: Record<LogFormat, string[]> = { runtimea: ['runtimea-file', 'runtimea-sqlite/transcripts'], clia: ['clia'], clib: ['clib'] };
+  return dirs[format].flatMap((d) =>
+    readdirSync(path.join(FIXTURES, d))
+      .filter((f) => f.endsWith('.jsonl') && !f.includes('trajectory'))
+      .flatMap((f) => readFileSync(path.join(FIXTURES, d, f), 'utf8').split('\n').filter(Boolean)),
+  );
+}
+
+function generated(format: LogFormat): string[] {
+  const rand = random(3);
+  const shapes = turns(rand, 40);
+  if (format === 'runtimea') return runtimeaLines('abcdef01-0000-4000-a000-000000000000', shapes, 0, rand);
+  return format === 'clia' ? cliaLines('s', shapes, 0, rand) : clibLines(shapes, 0, rand);
+}
+
+const oddLines: Record<LogFormat, string[]> = {
+  runtimea: [
+    '{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"text","text":""}]}}',
+    '{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"text","text":"x"},{"type":"toolCall","id":"1","name":"n","arguments":{"type":"toolCall"}},{"type":"toolCall","id":"2","name":"m","arguments":{}}]}}',
+    '{"type":"message","id":"a","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"boom"}}',
+    '{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"text","text":""},{"type":"text","text":""},{"type":"toolCall","id":"1","name":"n","arguments":{"a":"]}\\\"["}}]}}',
+    '{"type":"message","id":"a","message":{"role":"assistant","content":["",{"type":"toolCall","id":"1","name":"n","arguments":[1,{"x":[]}]}]}}',
+    '{"type":"message","id":"a","message":{"role":"assistant","content":["said",{"type":"toolCall","id":"1","name":"n","arguments":{}}]}}',
+    '{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"image","data":"x"},{"type":"toolCall","id":"1","name":"n","arguments":{}}]}}',
+    '{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"toolCall","id":"1","name":"n","arguments":{}}],"errorMessage":"failed"}}',
+    '{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"thinking","thinking":"t"},{"type":"toolCall","id":"1","name":"n","arguments":{}},{"type":"toolCall","id":"2","name":"m","arguments":{"type":"toolCall"}}]}}',
+    '{"type":"message","id":"u","message":{"role":"user","content":"has \\"message\\":{\\"role\\":\\"assistant\\" inside"}}',
+    '{"type":"message","id":"c","message":{"role":"custom","customType":"other"}}',
+    '{"type":"compaction","firstKeptEntryId":"x"}',
+    '{"id":"x","type":"message","message":{"role":"user","content":"key order differs"}}',
+  ],
+  clia: ['{"type":"user","message":{"role":"user","content":"hi"},"isReplay":true}', '{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"t"}]}}', '{"subtype":"success","type":"result","usage":{}}'],
+  clib: [
+    '{"type":"item.completed","item":{"id":"item_9","type":"todo_list","items":[]}}',
+    '{"type":"item.completed","item":{"type":"agent_message","id":"item_1","text":"order differs"}}',
+    '{"timestamp":"2026-01-01T00:00:00Z","type":"user.message","text":"stamped first"}',
+    '{"type":"item.completed","item":{"id":"item_2","type":"mcp_tool_call","server":"s","tool":"t","arguments":{},"status":"completed"}}',
+  ],
+};
+
+describe('peeks agree with the normalizer', () => {
+  for (const format of ['runtimea', 'clia', 'clib'] as const) {
+    it(`${format}: every recorded, generated and odd line`, () => {
+      let answered = 0;
+      const lines = [...recorded(format), ...generated(format), ...oddLines[format]];
+      for (const line of lines) {
+        const normalized = FORMATS[format].normalize(JSON.parse(line), { position: 0, fallbackTime: '' }).filter((e) => e.kind === 'message').length;
+        const peeked = FORMATS[format].peek(Buffer.from(line));
+        if (peeked) {
+          answered++;
+          expect(peeked.length, line.slice(0, 200)).toBe(normalized);
+        }
+        expect(countLine(format, Buffer.from(line), true), line.slice(0, 200)).toBe(normalized);
+      }
+      // The peek has to be worth having: it answers for most lines.
+      expect(answered / lines.length).toBeGreaterThan(0.5);
+    });
+  }
+});
