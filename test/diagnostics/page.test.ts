@@ -1,29 +1,24 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PAGE_CSP } from '../../service/diagnostics/assets.js';
 import { createHeadlessHost } from '../../service/host.js';
-import { FAKE_USER, startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
+import { FAKE_USER, startFakeUpstream } from '../fakes/upstream.js';
 import { startService, type TestService } from '../helpers/service.js';
+import { closeAfterEach } from '../helpers/teardown.js';
 
 /** GET /diagnostics and what it may and may not open in the trust guard, over real HTTP. */
 const TOKEN = 'c'.repeat(64);
 const web = path.resolve(import.meta.dirname, '../../web/diagnostics');
 
-let svc: TestService | undefined;
-let upstream: FakeUpstream | undefined;
-afterEach(async () => {
-  await svc?.close();
-  await upstream?.close();
-  svc = upstream = undefined;
-});
+const track = closeAfterEach();
 
 /** What a browser on the page sends with a same-origin fetch. */
 const sameOrigin = (s: TestService) => ({ origin: `http://127.0.0.1:${s.port}`, 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' });
 
 describe('the page', () => {
   it('is served with a strict CSP, no framing, and its two files', async () => {
-    svc = await startService();
+    const svc = track(await startService());
     const page = await svc.get('/diagnostics', { headers: { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' } });
     expect(page.status).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -57,7 +52,7 @@ describe('the page', () => {
 
 describe('the trust guard with a token', () => {
   it('serves the page\'s files without it; every data call still needs it', async () => {
-    svc = await startService({ host: createHeadlessHost({ token: TOKEN }) });
+    const svc = track(await startService({ host: createHeadlessHost({ token: TOKEN }) }));
     for (const p of ['/diagnostics', '/diagnostics/app.js', '/diagnostics/app.css']) {
       expect((await svc.get(p)).status, p).toBe(200);
       expect((await svc.request('HEAD', p)).status, p).toBe(200);
@@ -73,7 +68,7 @@ describe('the trust guard with a token', () => {
   });
 
   it('other sites can neither load the page nor its script', async () => {
-    svc = await startService();
+    const svc = track(await startService());
     const crossSite = await svc.get('/diagnostics/app.js', { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' } });
     expect(crossSite.status).toBe(403);
     expect((await svc.get('/diagnostics', { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' } })).status).toBe(403);
@@ -84,8 +79,8 @@ describe('the trust guard with a token', () => {
 
 describe('sign-in from a browser: POST /space-auth/consume-held', () => {
   it('finishes a started sign-in with the poll_token the service holds; single use', async () => {
-    upstream = await startFakeUpstream();
-    svc = await startService({ env: { SPACE_UPSTREAM_URL: upstream.url } });
+    const upstream = track(await startFakeUpstream());
+    const svc = track(await startService({ env: { SPACE_UPSTREAM_URL: upstream.url } }));
     const started = (await svc.post('/space-auth/start', undefined, { headers: sameOrigin(svc) })).json();
     expect(Object.keys(started).sort()).toEqual(['auth_session_id', 'authorize_url']);
     const id = started.auth_session_id;
@@ -105,8 +100,8 @@ describe('sign-in from a browser: POST /space-auth/consume-held', () => {
   });
 
   it('refuses unknown sessions and bad bodies', async () => {
-    upstream = await startFakeUpstream();
-    svc = await startService({ env: { SPACE_UPSTREAM_URL: upstream.url } });
+    const upstream = track(await startFakeUpstream());
+    const svc = track(await startService({ env: { SPACE_UPSTREAM_URL: upstream.url } }));
     const unknown = await svc.post('/space-auth/consume-held', { auth_session_id: 'as_nope' });
     expect(unknown.status).toBe(404);
     expect(unknown.json().detail).toBe('Unknown or finished sign-in session');

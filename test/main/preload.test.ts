@@ -2,12 +2,13 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import vm from 'node:vm';
 import ts from 'typescript';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { registerIpc } from '../../main/ipc.js';
 import { serviceClient } from '../../main/service-client.js';
 import { createHeadlessHost } from '../../service/host.js';
-import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
-import { startService, type TestService } from '../helpers/service.js';
+import { startFakeUpstream } from '../fakes/upstream.js';
+import { startService } from '../helpers/service.js';
+import { closeAfterEach } from '../helpers/teardown.js';
 
 /**
  * The real preload (preload/index.cts, compiled as tsc compiles it) run in a sandbox that
@@ -18,17 +19,11 @@ import { startService, type TestService } from '../helpers/service.js';
 const LAUNCH_TOKEN = 'b'.repeat(64);
 const APP_FRAME = { senderFrame: { url: 'app://space/index.html', parent: null } };
 
-let svc: TestService | undefined;
-let upstream: FakeUpstream | undefined;
-afterEach(async () => {
-  await svc?.close();
-  await upstream?.close();
-  svc = upstream = undefined;
-});
+const track = closeAfterEach();
 
 async function loadPreload() {
-  upstream = await startFakeUpstream();
-  svc = await startService({ host: createHeadlessHost({ token: LAUNCH_TOKEN }), env: { SPACE_UPSTREAM_URL: upstream.url } });
+  const upstream = track(await startFakeUpstream());
+  const svc = track(await startService({ host: createHeadlessHost({ token: LAUNCH_TOKEN }), env: { SPACE_UPSTREAM_URL: upstream.url } }));
   const handlers = new Map<string, (event: unknown, ...args: unknown[]) => unknown>();
   registerIpc({ handle: (channel: string, fn: any) => void handlers.set(channel, fn) } as never, 'app://space', { apiBase: svc.url, version: '0.1.0' }, {
     config: svc.service.ctx.config,
