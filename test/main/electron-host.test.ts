@@ -6,7 +6,7 @@ import { startService, type TestService } from '../helpers/service.js';
  * The Electron surface the host uses, faked: Electron's binary cannot run here. The fake
  * records calls and lets each test decide when and how the human answers the dialog.
  */
-function fakeElectron(options: { updateAvailable?: boolean } = {}) {
+function fakeElectron(options: { updateAvailable?: boolean; downloadFails?: boolean } = {}) {
   const calls: string[] = [];
   const answers: Array<(response: number) => void> = [];
   const dialogs: any[] = [];
@@ -25,6 +25,7 @@ function fakeElectron(options: { updateAvailable?: boolean } = {}) {
       },
       downloadUpdate: async () => {
         calls.push('download');
+        if (options.downloadFails) throw new Error('sha512 checksum mismatch');
         return [];
       },
       quitAndInstall: () => void calls.push('quitAndInstall'),
@@ -97,6 +98,17 @@ describe('lifecycle through the Electron host', () => {
     fake.answer(1);
     await until(() => fake.calls.length === 3);
     expect(fake.calls).toEqual(['check', 'download', 'quitAndInstall']);
+  });
+
+  it('a download that fails verification is never installed', async () => {
+    const fake = fakeElectron({ downloadFails: true });
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
+    await svc.post('/app/update', {}, auth);
+    await until(() => fake.dialogs.length === 1);
+    fake.answer(1);
+    await until(() => svc!.logs.some((l) => l.includes('lifecycle action failed')));
+    expect(fake.calls).toEqual(['check', 'download']);
+    expect(svc.logs.join('')).toContain('sha512 checksum mismatch');
   });
 
   it('update with nothing new does not restart', async () => {
