@@ -54,6 +54,18 @@ export interface Config {
     syncTool: string;
     codehostCli: string;
   }>;
+  /** The runtimea gateway (OpenClaw): how it is started, or which existing one is used. */
+  readonly runtimea: Readonly<{
+    /** SPACE_RUNTIMEA_NODE: the Node (>= 24) that runs the gateway; else found on PATH at start. */
+    node: string | undefined;
+    /** SPACE_RUNTIMEA_PORT: loopback port of the gateway the service starts; 0 = a free port per launch. */
+    port: number;
+    /** SPACE_RUNTIMEA_GATEWAY_URL (+ _TOKEN): use this running gateway instead of starting one. */
+    gatewayUrl: string | undefined;
+    gatewayToken: string | undefined;
+    /** The gateway's state dir: OPENCLAW_STATE_DIR when set, else ~/.runtimea. */
+    stateDir: string;
+  }>;
   readonly paths: Readonly<{
     appRoot: string;
     templates: string;
@@ -171,6 +183,13 @@ export function loadConfig(env: Env = process.env): Config {
       syncTool: env.SPACE_SYNC_TOOL_BIN || 'rclone',
       codehostCli: env.SPACE_CODEHOST_CLI_BIN || 'gh',
     }),
+    runtimea: Object.freeze({
+      node: nonEmpty(env.SPACE_RUNTIMEA_NODE),
+      port: parsePort(env.SPACE_RUNTIMEA_PORT, 18789, 'SPACE_RUNTIMEA_PORT'),
+      gatewayUrl: parseHttpUrl(env.SPACE_RUNTIMEA_GATEWAY_URL, 'SPACE_RUNTIMEA_GATEWAY_URL'),
+      gatewayToken: nonEmpty(env.SPACE_RUNTIMEA_GATEWAY_TOKEN),
+      stateDir: expandHome(env.OPENCLAW_STATE_DIR, home, 'OPENCLAW_STATE_DIR') ?? runtimeaDir,
+    }),
     paths: Object.freeze({
       appRoot,
       templates: path.join(appRoot, 'templates'),
@@ -268,10 +287,10 @@ function parseLoopbackUrl(value: string | undefined): string {
   return raw.replace(/\/+$/, '');
 }
 
-function parsePort(value: string | undefined): number {
-  if (value === undefined || value === '') return 5002;
+function parsePort(value: string | undefined, fallback = 5002, name = 'SPACE_PORT'): number {
+  if (value === undefined || value === '') return fallback;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`SPACE_PORT is not a port: ${value}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`${name} is not a port: ${value}`);
   return port;
 }
 

@@ -62,7 +62,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
       for (const r of results) if (r.status === 'rejected') log.error({ err: String(r.reason) }, 'shutdown task failed');
     },
     sessions: new SessionIndex(
-      { runtimea: config.paths.runtimeaDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
+      { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
       log,
       { countsFile: config.paths.sessionCountsFile },
     ),

@@ -30,7 +30,8 @@ const Binding = z.object({
   /** The version the research verified the protocol on. */
   version: z.string().min(1),
   protocol: z.string().min(1),
-  stdin: z.enum(['ignore', 'prompt']),
+  /** What the program's stdin carries: nothing, the prompt, or a JSON-RPC session (app-server). */
+  stdin: z.enum(['ignore', 'prompt', 'jsonrpc']),
   /** Argument templates; `{prompt}`, `{session_id}`, `{cwd}`, `{model}`, `{port}` are filled in. */
   args: z.array(z.string()),
   resume_args: z.array(z.string()).optional(),

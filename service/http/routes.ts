@@ -11,6 +11,7 @@ import { diagnosticsRoutes } from '../diagnostics/routes.js';
 import { filesRoutes } from '../files/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
+import { runtimeaRoutes } from '../runtimes/runtimea/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
 import { sessionRoutes } from '../sessions/routes.js';
 import { statusRoutes } from '../status/routes.js';
@@ -27,6 +28,7 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     configRoutes(ctx),
     onboardingRoutes(ctx),
     channelRoutes(ctx),
+    runtimeaRoutes(ctx),
     filesRoutes(ctx),
     chatRoutes(ctx),
     sessionRoutes(ctx),

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { ServiceContext } from '../context.js';
 import type { LifecycleAction } from '../host.js';
+import { runtimeaGateway } from '../runtimes/runtimea/instance.js';
 import { LifecycleRequests } from './confirm.js';
 
 /** POST /app/restart, /app/update, /gateway/restart: 202 now, the act on a human's click. */
@@ -20,7 +21,7 @@ async function perform(ctx: ServiceContext, action: LifecycleAction): Promise<vo
   ctx.log.info({ action }, 'lifecycle action confirmed');
   if (action === 'restart') return ctx.host.relaunch();
   if (action === 'update') return ctx.host.update();
-  // The runtimea gateway is started on demand by the chat engine; with none running
-  // there is nothing to restart, and the next turn starts a fresh one.
-  ctx.log.info('no gateway running; nothing to restart');
+  // Stops the gateway the service runs (if any) and starts it again; running turns on it end
+  // with an error. An external gateway (SPACE_RUNTIMEA_GATEWAY_URL) is not ours to restart.
+  return runtimeaGateway(ctx).restart();
 }

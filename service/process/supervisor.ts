@@ -141,7 +141,11 @@ export class Supervisor {
   }
 }
 
-async function stopGroup(pgid: number, graceMs: number): Promise<void> {
+/**
+ * SIGTERM to a process group, SIGKILL once `graceMs` is over. Also used for a group the
+ * supervisor does not own (a gateway left behind by an earlier run of the service).
+ */
+export async function stopGroup(pgid: number, graceMs: number): Promise<void> {
   signalGroup(pgid, 'SIGTERM');
   const deadline = Date.now() + graceMs;
   while (groupAlive(pgid) && Date.now() < deadline) await sleep(25);

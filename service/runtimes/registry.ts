@@ -1,6 +1,8 @@
 import type { ServiceContext } from '../context.js';
+import { ClibRuntime } from './clib/runtime.js';
 import { createCliaRuntime } from './clia/runtime.js';
 import type { AgentName, Runtime } from './runtime.js';
+import { RuntimeaRuntime } from './runtimea/runtime.js';
 
 /**
  * The one place runtimes are registered. The insertion order is the order in which the chat
@@ -10,6 +12,8 @@ import type { AgentName, Runtime } from './runtime.js';
  */
 export function createRuntimes(ctx: ServiceContext): Map<AgentName, Runtime> {
   const runtimes = new Map<AgentName, Runtime>();
+  runtimes.set('runtimea', new RuntimeaRuntime(ctx));
   runtimes.set('clia_code', createCliaRuntime(ctx));
+  runtimes.set('clib', new ClibRuntime(ctx));
   return runtimes;
 }

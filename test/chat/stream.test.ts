@@ -156,8 +156,8 @@ describe('backend, agent id and skill', () => {
       [{}, 400, 'Empty message'],
       [{ text: 5 }, 400, 'Empty message'],
       [{ text: 'hi', agent_name: 'nope' }, 400, /^Unknown agent_name: nope/],
-      [{ text: 'hi', agent_name: 'runtimea' }, 503, /runtimea runtime is not available/],
-      [{ text: 'hi' }, 503, /runtimea runtime is not available/], // AGENT_NAME defaults to runtimea
+      [{ text: 'hi', agent_name: 'runtimea', session_id: '0b7a1b2c-9d9e-4f00-8000-000000000000' }, 404, 'Session not found'],
+      [{ text: 'hi', agent_name: 'clib', session_id: '0b7a1b2c-9d9e-4f00-8000-000000000000' }, 404, 'Session not found'],
       [{ text: 'hi', agent_name: 'clia_code', session_id: '0b7a1b2c-9d9e-4f00-8000-000000000000' }, 404, 'Session not found'],
       [{ text: 'hi', agent_name: 'clia_code', session_id: '../../etc' }, 404, 'Session not found'],
       [{ text: 'hi', agent_name: 'clia_code', agent_id: '../x' }, 400, /agent_id must be a folder name/],

@@ -49,7 +49,7 @@ describe('GET /api/models and the manifests', () => {
       });
     }
     expect(models.find((m) => m.id === 'claude-opus-5-5')).toMatchObject({ backend: 'clia_code', context: 1_000_000 });
-    expect(models.find((m) => m.id === 'gpt-6.1-sol')).toMatchObject({ backend: 'clib', supports_streaming: false });
+    expect(models.find((m) => m.id === 'gpt-6.1-sol')).toMatchObject({ backend: 'clib', supports_streaming: true });
   });
 
   it('bind each neutral runtime to its real program and env variables', async () => {

@@ -1,0 +1,126 @@
+import type { ExecItem, ExecUsage, ThreadEvent } from './thread-events.js';
+
+/**
+ * Maps `codex app-server` notifications of one thread's turn (recorded in
+ * test/fixtures/clib/app-server/) to what the service needs: live text deltas, and the exec
+ * ThreadEvent shapes its transcripts and parser use. Pure: no I/O, state only for the turn.
+ *
+ * Usage: app-server's `thread/tokenUsage/updated` carries the thread total and `last` (one
+ * model request); a turn's usage is the sum of `last` over the updates of that turn (a tool
+ * turn makes several requests; a resume first re-announces the previous turn's total, which
+ * carries the previous turn's id and is not counted).
+ */
+export type Mapped =
+  | { kind: 'text'; text: string }
+  /** Written to the transcript and parsed into runtime events. */
+  | { kind: 'event'; event: ThreadEvent }
+  /** Written to the transcript only (the driver reports this ending itself). */
+  | { kind: 'transcript'; event: ThreadEvent }
+  | { kind: 'end'; status: 'completed' | 'failed' | 'interrupted' };
+
+export interface Notification {
+  method: string;
+  params?: any;
+}
+
+interface TokenBreakdown {
+  inputTokens?: number;
+  cachedInputTokens?: number;
+  cacheWriteInputTokens?: number;
+  outputTokens?: number;
+  reasoningOutputTokens?: number;
+}
+
+export class AppServerMapper {
+  private turnId: string | undefined;
+  private readonly usage: Required<ExecUsage> = { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
+
+  constructor(
+    readonly threadId: string,
+    private readonly model?: string,
+  ) {}
+
+  get currentTurnId(): string | undefined {
+    return this.turnId;
+  }
+
+  map(message: Notification): Mapped[] {
+    const params = message.params ?? {};
+    if (typeof params.threadId === 'string' && params.threadId !== this.threadId) return [];
+    switch (message.method) {
+      case 'turn/started':
+        this.turnId = params.turn?.id;
+        return [{ kind: 'event', event: { type: 'turn.started' } }];
+      case 'item/agentMessage/delta':
+        return typeof params.delta === 'string' && params.delta ? [{ kind: 'text', text: params.delta }] : [];
+      case 'item/started': {
+        const item = execItem(params.item);
+        return item && item.type !== 'agent_message' && item.type !== 'reasoning' ? [{ kind: 'event', event: { type: 'item.started', item } }] : [];
+      }
+      case 'item/completed': {
+        const item = execItem(params.item);
+        return item ? [{ kind: 'event', event: { type: 'item.completed', item } }] : [];
+      }
+      case 'error': {
+        const text = String(params.error?.message ?? 'unknown error');
+        return [{ kind: 'event', event: { type: 'error', message: params.willRetry ? `Reconnecting... (${text})` : text } }];
+      }
+      case 'thread/tokenUsage/updated':
+        if (this.turnId && params.turnId === this.turnId) this.add(params.tokenUsage?.last ?? {});
+        return [];
+      case 'turn/completed':
+        return params.turn?.id === this.turnId || this.turnId === undefined ? this.ended(params.turn ?? {}) : [];
+      default:
+        return [];
+    }
+  }
+
+  private ended(turn: { status?: string; error?: { message?: string } | null }): Mapped[] {
+    if (turn.status === 'completed') {
+      const event: ThreadEvent = { type: 'turn.completed', usage: { ...this.usage }, ...(this.model ? { model: this.model } : {}) };
+      return [{ kind: 'event', event }, { kind: 'end', status: 'completed' }];
+    }
+    if (turn.status === 'interrupted') {
+      return [{ kind: 'transcript', event: { type: 'turn.failed', error: { message: 'Turn interrupted' } } }, { kind: 'end', status: 'interrupted' }];
+    }
+    const message = turn.error?.message ?? 'the turn failed';
+    return [{ kind: 'event', event: { type: 'turn.failed', error: { message } } }, { kind: 'end', status: 'failed' }];
+  }
+
+  private add(last: TokenBreakdown): void {
+    this.usage.input_tokens += last.inputTokens ?? 0;
+    this.usage.cached_input_tokens += last.cachedInputTokens ?? 0;
+    this.usage.cache_write_input_tokens += last.cacheWriteInputTokens ?? 0;
+    this.usage.output_tokens += last.outputTokens ?? 0;
+    this.usage.reasoning_output_tokens += last.reasoningOutputTokens ?? 0;
+  }
+}
+
+/** One app-server ThreadItem in exec's snake_case shape; undefined for items a transcript skips. */
+export function execItem(item: any): ExecItem | undefined {
+  if (!item || typeof item !== 'object' || typeof item.id !== 'string') return undefined;
+  const id: string = item.id;
+  switch (item.type) {
+    case 'agentMessage':
+      return { id, type: 'agent_message', text: String(item.text ?? '') };
+    case 'reasoning': {
+      const text = [...(item.summary ?? []), ...(item.content ?? [])].join('\n\n');
+      return text ? { id, type: 'reasoning', text } : undefined;
+    }
+    case 'commandExecution':
+      return { id, type: 'command_execution', command: String(item.command ?? ''), aggregated_output: item.aggregatedOutput ?? '', exit_code: item.exitCode ?? null, status: snake(item.status) };
+    case 'fileChange':
+      return { id, type: 'file_change', changes: (item.changes ?? []).map((c: any) => ({ path: String(c.path), kind: String(c.kind?.type ?? c.kind) })), status: snake(item.status) };
+    case 'mcpToolCall':
+      return { id, type: 'mcp_tool_call', server: String(item.server), tool: String(item.tool), arguments: item.arguments ?? null, result: item.result ?? null, error: item.error ?? null, status: snake(item.status) };
+    case 'webSearch':
+      return { id, type: 'web_search', query: String(item.query ?? '') };
+    default:
+      return undefined;
+  }
+}
+
+/** app-server's camelCase statuses (`inProgress`) in exec's spelling (`in_progress`). */
+function snake(status: unknown): string {
+  return String(status ?? '').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}

@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { loadManifest } from '../../config-api/manifests.js';
+import type { ServiceContext } from '../../context.js';
+import { HttpError } from '../../errors.js';
+import { packageInfo } from '../../status/version.js';
+import { CliSessionStore } from '../cli-session-store.js';
+import { titleOf } from '../clia/runtime.js';
+import { EventQueue } from '../event-queue.js';
+import { programEnv } from '../program-env.js';
+import type { PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
+import { ClibTurn, type TurnPlan } from './turn.js';
+
+/**
+ * clib: the Codex CLI, driven through `codex app-server` (see turn.ts). The service's session
+ * id is its own UUID, known when the prompt is accepted; codex's thread id arrives once the
+ * child runs and is kept in the index as `nativeSessionId`. Sessions live in the service's
+ * store ~/clib-space/<agent_id>/sessions/ and in the project's sessionslist.json.
+ *
+ * Working directory: ~/space-projects/<agent_id>/ (created when missing; agent id `default`
+ * when none was given), or on a resume the directory the session's index entry holds.
+ * CODEX_HOME is the service's (SPACE_CODEX_HOME, default ~/clib-space/.codex), where the clib
+ * device login keeps auth.json.
+ */
+export const CLIB_DEFAULT_AGENT = 'default';
+
+export class ClibRuntime implements Runtime {
+  readonly name = 'clib' as const;
+  readonly heartbeatMs: number;
+  readonly store: CliSessionStore;
+
+  constructor(private readonly ctx: ServiceContext) {
+    this.store = new CliSessionStore(path.join(ctx.config.home, 'clib-space'), 'clib');
+    this.heartbeatMs = ctx.config.chat.heartbeatCliMs;
+  }
+
+  async hasSession(sessionId: string): Promise<boolean> {
+    return !!(await this.store.find(sessionId));
+  }
+
+  async prepare(request: TurnRequest): Promise<PreparedTurn> {
+    const plan = request.sessionId ? await this.resumePlan(request, request.sessionId) : await this.newPlan(request);
+    return {
+      sessionId: plan.sessionId,
+      run: (signal) => this.run(plan, signal),
+    };
+  }
+
+  async close(): Promise<void> {
+    // Every turn's child is stopped by its own turn (and by the supervisor on shutdown).
+  }
+
+  private run(plan: TurnPlan, signal: AbortSignal): AsyncIterable<RuntimeEvent> {
+    const queue = new EventQueue<RuntimeEvent>();
+    void this.deps().then(
+      (deps) => new ClibTurn(deps, plan, queue, signal).run(),
+      (err: unknown) => {
+        queue.push({ type: 'error', message: `Codex could not be prepared: ${err instanceof Error ? err.message : String(err)}` });
+        queue.end();
+      },
+    );
+    return queue;
+  }
+
+  private async newPlan(request: TurnRequest): Promise<TurnPlan> {
+    const agentId = request.agentId || CLIB_DEFAULT_AGENT;
+    const cwd = path.join(this.ctx.config.projectsRoot, agentId);
+    if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/.test(agentId)) throw new HttpError(400, 'agent_id must be a project folder name');
+    await mkdir(cwd, { recursive: true });
+    return { sessionId: randomUUID(), agentId, isNew: true, cwd, ...this.prompt(request) };
+  }
+
+  private async resumePlan(request: TurnRequest, sessionId: string): Promise<TurnPlan> {
+    const found = await this.store.find(sessionId);
+    if (!found) throw new HttpError(404, 'Session not found');
+    const stored = found.entry.directory;
+    const cwd = stored && (await isDirectory(stored)) ? stored : path.join(this.ctx.config.projectsRoot, found.agentId);
+    await mkdir(cwd, { recursive: true });
+    const threadId = typeof found.entry.nativeSessionId === 'string' && found.entry.nativeSessionId ? found.entry.nativeSessionId : undefined;
+    return { sessionId, agentId: found.agentId, isNew: false, cwd, ...(threadId ? { threadId } : {}), ...this.prompt(request) };
+  }
+
+  private prompt(request: TurnRequest): Pick<TurnPlan, 'text' | 'prompt' | 'title'> {
+    const prompt = request.skill ? `$${request.skill} ${request.text}` : request.text;
+    const title = titleOf(request.text);
+    return { text: request.text, prompt, title };
+  }
+
+  private async deps() {
+    const { config, supervisor, log } = this.ctx;
+    const manifest = await loadManifest(config.paths.manifests, 'clib');
+    return {
+      supervisor,
+      log,
+      store: this.store,
+      projectsRoot: config.projectsRoot,
+      command: config.bins.clib,
+      // The CODEX_HOME the device login wrote auth.json to (SPACE_CODEX_HOME).
+      env: { ...(await programEnv(config, manifest.binding)), CODEX_HOME: config.paths.codexHome },
+      clientVersion: packageInfo(config.paths.appRoot).version,
+      interruptGraceMs: config.chat.abortGraceMs,
+    };
+  }
+}
+
+async function isDirectory(dir: string): Promise<boolean> {
+  try {
+    return (await stat(dir)).isDirectory();
+  } catch {
+    return false;
+  }
+}

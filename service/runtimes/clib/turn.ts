@@ -1,0 +1,229 @@
+import type { Logger } from '../../log.js';
+import type { OwnedProcess, Supervisor } from '../../process/supervisor.js';
+import type { CliSessionStore } from '../cli-session-store.js';
+import type { EventQueue } from '../event-queue.js';
+import { recordProjectSession } from '../project-sessions.js';
+import type { RuntimeEvent } from '../runtime.js';
+import { AppServerMapper, type Mapped, type Notification } from './app-server-map.js';
+import { crashError, missingBinaryError, readableCodexError, unknownThreadError } from './errors.js';
+import { AppServerRpc, ProcessExited, RpcError } from './rpc.js';
+import { ThreadEventParser } from './thread-events.js';
+import { TranscriptWriter } from './transcript.js';
+
+/**
+ * One clib turn: a `codex app-server` child for the length of the turn (initialize, start or
+ * resume the thread, start the turn, stream until `turn/completed`, close stdin). Text comes
+ * from `item/agentMessage/delta` as codex streams it; everything else goes through the exec
+ * ThreadEvent parser and into the transcript.
+ *
+ * Abort: `turn/interrupt` (codex tells the model the turn was interrupted and the thread
+ * resumes cleanly), up to the chat's abort grace (SPACE_CHAT_ABORT_GRACE_MS) for codex to
+ * confirm, then the process group is stopped by the supervisor either way.
+ */
+export interface TurnPlan {
+  sessionId: string;
+  agentId: string;
+  isNew: boolean;
+  /** codex's thread id, for a resume. */
+  threadId?: string;
+  cwd: string;
+  /** What the user typed (transcript, title). */
+  text: string;
+  /** What codex gets (with the `$skill ` prefix). */
+  prompt: string;
+  title: string;
+  model?: string;
+}
+
+export interface TurnDeps {
+  supervisor: Supervisor;
+  log: Logger;
+  store: CliSessionStore;
+  projectsRoot: string;
+  command: string;
+  env: NodeJS.ProcessEnv;
+  clientVersion: string;
+  /** After `turn/interrupt`, how long codex gets to confirm before its group is stopped. */
+  interruptGraceMs: number;
+}
+
+const EXIT_GRACE_MS = 2000;
+
+class Aborted extends Error {}
+class Crashed extends Error {}
+
+export class ClibTurn {
+  private readonly parser = new ThreadEventParser({ textFromItems: false, cumulativeUsage: false });
+  private readonly transcript: TranscriptWriter;
+  private mapper: AppServerMapper | undefined;
+  private early: Notification[] = [];
+  private terminal: RuntimeEvent | undefined;
+  private endSeen: (status: string) => void = () => undefined;
+  private readonly ended = new Promise<string>((resolve) => (this.endSeen = resolve));
+  private readonly abortP: Promise<never>;
+  private proc: OwnedProcess | undefined;
+  private rpc: AppServerRpc | undefined;
+
+  constructor(
+    private readonly deps: TurnDeps,
+    private readonly plan: TurnPlan,
+    private readonly out: EventQueue<RuntimeEvent>,
+    private readonly signal: AbortSignal,
+  ) {
+    this.transcript = new TranscriptWriter(deps.store, plan.agentId, plan.sessionId, deps.log);
+    this.abortP = new Promise<never>((_, reject) => {
+      const fire = (): void => reject(new Aborted());
+      if (signal.aborted) fire();
+      else signal.addEventListener('abort', fire, { once: true });
+    });
+    this.abortP.catch(() => undefined);
+  }
+
+  async run(): Promise<void> {
+    try {
+      await this.execute();
+    } catch (err) {
+      if (err instanceof Aborted) await this.interrupt();
+      else if (err instanceof ProcessExited) this.finish({ type: 'error', message: crashError(err.exit, this.rpc?.stderrTail ?? '') });
+      else if (!(err instanceof Crashed)) this.finish({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+    } finally {
+      await this.close();
+      await this.record();
+      this.out.push(this.terminal ?? { type: 'error', message: 'Codex ended the turn without a result.' });
+      this.out.end();
+    }
+  }
+
+  private async execute(): Promise<void> {
+    const { plan } = this;
+    if (plan.isNew) this.out.push({ type: 'session', sessionId: plan.sessionId });
+    await this.deps.store.upsert(plan.agentId, plan.sessionId, { updatedAt: Date.now(), directory: plan.cwd, ...(plan.isNew ? { title: plan.title, agent_name: 'clib' } : {}) });
+    this.transcript.write({ type: 'user.message', text: plan.text });
+    if (this.signal.aborted) throw new Aborted();
+    const rpc = await this.start();
+    if (!rpc) return;
+    await this.until(rpc.request('initialize', { clientInfo: { name: 'space', title: 'Space', version: this.deps.clientVersion }, capabilities: null }));
+    rpc.notify('initialized');
+    const thread = await this.openThread(rpc);
+    if (!thread) return;
+    const input = [{ type: 'text', text: plan.prompt, text_elements: [] }];
+    await this.until(rpc.request('turn/start', { threadId: thread, input }));
+    const crash = this.crashed(rpc);
+    crash.catch(() => undefined);
+    const status = await this.until(Promise.race([this.ended, crash]));
+    if (status === 'interrupted') this.finish({ type: 'done', finishReason: 'aborted' });
+  }
+
+  /** Spawns `codex app-server`; a missing program ends the turn with a readable error. */
+  private async start(): Promise<AppServerRpc | undefined> {
+    try {
+      this.proc = await this.deps.supervisor.spawn({ command: this.deps.command, args: ['app-server'], cwd: this.plan.cwd, env: this.deps.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      this.finish({ type: 'error', message: code === 'ENOENT' || code === 'EACCES' ? missingBinaryError(this.deps.command) : `Codex could not be started: ${(err as Error).message}` });
+      return undefined;
+    }
+    this.rpc = new AppServerRpc(this.proc, (message) => this.notification(message));
+    return this.rpc;
+  }
+
+  /** thread/start or thread/resume; the new thread id is tied to the session at once. */
+  private async openThread(rpc: AppServerRpc): Promise<string | undefined> {
+    const { plan } = this;
+    const params = { cwd: plan.cwd, approvalPolicy: 'never', sandbox: 'workspace-write', ...(plan.model ? { model: plan.model } : {}) };
+    let result: { thread?: { id?: string }; model?: string };
+    try {
+      result = await this.until(plan.threadId ? rpc.request('thread/resume', { threadId: plan.threadId, ...params }) : rpc.request('thread/start', params));
+    } catch (err) {
+      if (!(err instanceof RpcError)) throw err;
+      const unknown = plan.threadId && /no rollout found|not found/i.test(err.message);
+      this.finish({ type: 'error', message: unknown ? unknownThreadError(plan.threadId!, err.message) : readableCodexError(err.message) });
+      return undefined;
+    }
+    const threadId = result.thread?.id;
+    if (!threadId) throw new Error('Codex started no thread (thread/start answered without an id).');
+    if (!plan.threadId) await this.deps.store.upsert(plan.agentId, plan.sessionId, { nativeSessionId: threadId });
+    this.transcript.write({ type: 'thread.started', thread_id: threadId });
+    this.mapper = new AppServerMapper(threadId, result.model);
+    for (const message of this.early.splice(0)) this.notification(message);
+    return threadId;
+  }
+
+  private notification(message: Notification): void {
+    if (!this.mapper) {
+      this.early.push(message);
+      return;
+    }
+    for (const mapped of this.mapper.map(message)) this.apply(mapped);
+  }
+
+  private apply(mapped: Mapped): void {
+    switch (mapped.kind) {
+      case 'text':
+        this.out.push({ type: 'text', text: mapped.text });
+        return;
+      case 'transcript':
+        this.transcript.write(mapped.event);
+        return;
+      case 'event':
+        this.transcript.write(mapped.event);
+        for (const event of this.parser.parse(mapped.event)) {
+          if (event.type === 'done' || event.type === 'error') this.finish(event);
+          else this.out.push(event);
+        }
+        return;
+      case 'end':
+        this.endSeen(mapped.status);
+    }
+  }
+
+  /** Resolves never; rejects when codex's output ends before the turn did. */
+  private crashed(rpc: AppServerRpc): Promise<never> {
+    return rpc.closed.then((exit) => {
+      if (!this.terminal) this.finish({ type: 'error', message: this.parser.lastError ? readableCodexError(this.parser.lastError) : crashError(exit, rpc.stderrTail) });
+      throw new Crashed();
+    });
+  }
+
+  private async interrupt(): Promise<void> {
+    const turnId = this.mapper?.currentTurnId;
+    if (this.rpc && this.mapper && turnId) {
+      const confirmed = Promise.race([this.ended, this.rpc.closed, delay(this.deps.interruptGraceMs)]);
+      this.rpc.request('turn/interrupt', { threadId: this.mapper.threadId, turnId }).catch(() => undefined);
+      await confirmed;
+    }
+    this.finish({ type: 'done', finishReason: 'aborted' });
+  }
+
+  /** Records the one terminal event; the first one wins (a late crash after done is not news). */
+  private finish(event: RuntimeEvent): void {
+    this.terminal ??= event;
+  }
+
+  private async close(): Promise<void> {
+    if (!this.proc || !this.rpc) return;
+    this.rpc.closeInput();
+    await Promise.race([this.proc.exited, delay(EXIT_GRACE_MS)]);
+    await this.proc.stop();
+  }
+
+  /** Transcript flushed and indexes updated before the client hears the turn is over. */
+  private async record(): Promise<void> {
+    const { plan, deps } = this;
+    try {
+      await this.transcript.flush();
+      const entry = await deps.store.upsert(plan.agentId, plan.sessionId, { updatedAt: Date.now() });
+      await recordProjectSession(deps.projectsRoot, plan.agentId, { sessionId: plan.sessionId, agent_name: 'clib', title: entry.title || plan.title, updatedAt: entry.updatedAt, directory: plan.cwd });
+    } catch (err) {
+      deps.log.error({ err: String(err), sessionId: plan.sessionId }, 'clib: recording the turn failed');
+    }
+  }
+
+  private until<T>(promise: Promise<T>): Promise<T> {
+    return Promise.race([promise, this.abortP]);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

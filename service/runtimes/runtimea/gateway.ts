@@ -1,0 +1,324 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { loadManifest } from '../../config-api/manifests.js';
+import type { ServiceContext } from '../../context.js';
+import type { OwnedProcess } from '../../process/supervisor.js';
+import { programEnv } from '../program-env.js';
+import { chatEndpointEnabled, DOCTOR_FIX, ENABLE_CHAT_ENDPOINT, gatewayConfigFile, readGatewayConfig } from './gateway-config.js';
+import { findGatewayProgram, pathWithNode, type GatewayProgram } from './program.js';
+import { GatewayPidFile, getJson, isGatewayProcess, probePort, stopStaleGateway } from './stale.js';
+
+/**
+ * The runtimea gateway (OpenClaw) as a supervised child, or an existing gateway named by
+ * SPACE_RUNTIMEA_GATEWAY_URL + _TOKEN. States: stopped -> starting -> running, and failed.
+ *
+ * Start (on the first runtimea turn, never at service start-up): find Node 24 and the
+ * OpenClaw entry; stop a stale gateway of an earlier run; refuse a port held by someone
+ * else; make sure the HTTP chat endpoint is on (`openclaw config set`, only when the config
+ * does not already say so); run `openclaw gateway run --port P --bind loopback --auth token
+ * --allow-unconfigured` with a fresh token in OPENCLAW_GATEWAY_TOKEN, the state dir in
+ * OPENCLAW_STATE_DIR and OPENCLAW_NO_RESPAWN=1; ready once GET /readyz answers 200.
+ * Exit code 78 (OpenClaw's config-class start failure, e.g. a legacy sessions.json) runs
+ * `openclaw doctor --fix --yes --non-interactive` once and retries, as OpenClaw's embedding
+ * guide says; a second 78 is reported. A crash of a running gateway is restarted after
+ * 1, 2, 4, 8, 16 s; the sixth crash in a row (a run of 60 s resets the count) leaves it
+ * failed until the next turn or POST /gateway/restart. Shutdown stops it with its group.
+ */
+export type GatewayState = 'stopped' | 'starting' | 'running' | 'failed';
+
+export interface GatewayEndpoint {
+  url: string;
+  token: string;
+}
+
+export interface GatewayStatus {
+  mode: 'managed' | 'external';
+  state: GatewayState;
+  url: string | null;
+  pid: number | null;
+  port: number | null;
+  started_at: string | null;
+  restarts: number;
+  last_error: string | null;
+}
+
+export interface GatewayOptions {
+  backoffMs?: readonly number[];
+  readyTimeoutMs?: number;
+  /** A run at least this long resets the crash count. */
+  stableMs?: number;
+}
+
+export class GatewayError extends Error {}
+
+const DEFAULT_BACKOFF = [1000, 2000, 4000, 8000, 16_000];
+const TAIL_LINES = 30;
+
+export class RuntimeaGateway {
+  private state: GatewayState = 'stopped';
+  private proc: OwnedProcess | undefined;
+  private endpoint: GatewayEndpoint | undefined;
+  private starting: Promise<GatewayEndpoint> | undefined;
+  private lastError: string | null = null;
+  private restarts = 0;
+  private crashStreak = 0;
+  private stopping = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private startedAt: Date | undefined;
+  private tail: string[] = [];
+  private readonly pidFile: GatewayPidFile;
+  private readonly backoff: readonly number[];
+
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly options: GatewayOptions = {},
+  ) {
+    this.pidFile = new GatewayPidFile(path.join(path.dirname(ctx.config.paths.stateFile), 'runtimea-gateway.json'));
+    this.backoff = options.backoffMs ?? DEFAULT_BACKOFF;
+  }
+
+  get external(): boolean {
+    return !!this.ctx.config.runtimea.gatewayUrl;
+  }
+
+  status(): GatewayStatus {
+    const { gatewayUrl } = this.ctx.config.runtimea;
+    if (gatewayUrl) return { mode: 'external', state: 'running', url: gatewayUrl, pid: null, port: null, started_at: null, restarts: 0, last_error: null };
+    return {
+      mode: 'managed',
+      state: this.state,
+      url: this.endpoint?.url ?? null,
+      pid: this.state === 'running' || this.state === 'starting' ? (this.proc?.pid ?? null) : null,
+      port: this.endpoint ? Number(new URL(this.endpoint.url).port) : null,
+      started_at: this.state === 'running' ? (this.startedAt?.toISOString() ?? null) : null,
+      restarts: this.restarts,
+      last_error: this.lastError,
+    };
+  }
+
+  /** A ready gateway's endpoint, starting one when needed. Rejects with a readable GatewayError. */
+  ensure(): Promise<GatewayEndpoint> {
+    const { gatewayUrl, gatewayToken } = this.ctx.config.runtimea;
+    if (gatewayUrl) return Promise.resolve({ url: gatewayUrl, token: gatewayToken ?? '' });
+    if (this.state === 'running' && this.endpoint) return Promise.resolve(this.endpoint);
+    if (this.starting) return this.starting;
+    clearTimeout(this.restartTimer);
+    return this.start();
+  }
+
+  /** POST /gateway/restart, once a human confirmed it. */
+  async restart(): Promise<void> {
+    if (this.external) {
+      this.ctx.log.warn('runtimea: the gateway is an external one (SPACE_RUNTIMEA_GATEWAY_URL); the service cannot restart it');
+      return;
+    }
+    await this.stop();
+    this.crashStreak = 0;
+    this.restarts++;
+    await this.start().catch(() => undefined);
+  }
+
+  /** Stops the gateway (and any start in progress) with its process group. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    try {
+      await this.proc?.stop(5000);
+      await this.starting?.catch(() => undefined);
+      await this.proc?.stop(5000);
+      await this.pidFile.remove();
+      this.proc = undefined;
+      this.endpoint = undefined;
+      this.state = 'stopped';
+    } finally {
+      this.stopping = false;
+    }
+  }
+
+  private start(): Promise<GatewayEndpoint> {
+    const launch = this.launch().finally(() => {
+      if (this.starting === launch) this.starting = undefined;
+    });
+    this.starting = launch;
+    launch.catch(() => undefined);
+    return launch;
+  }
+
+  private async launch(): Promise<GatewayEndpoint> {
+    this.state = 'starting';
+    this.lastError = null;
+    try {
+      const { env, program } = await this.prepare();
+      const port = await this.freePort();
+      await this.ensureChatEndpoint(program, env);
+      for (let doctored = false; ; doctored = true) {
+        const outcome = await this.spawn(program, env, port);
+        if (outcome !== 'config-failure') return outcome;
+        if (doctored) throw new GatewayError(`The runtimea gateway refused its configuration again after openclaw doctor --fix (exit code 78): ${this.tailText()}`);
+        this.ctx.log.warn('runtimea: gateway exited with 78 (configuration); running openclaw doctor --fix once');
+        await this.runOnce(program, env, DOCTOR_FIX, 180_000, 'openclaw doctor --fix');
+      }
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (!this.stopping) {
+        this.state = 'failed';
+        this.lastError = message;
+        this.ctx.log.error({ err: message }, 'runtimea: gateway did not start');
+      }
+      throw err instanceof GatewayError ? err : new GatewayError(message);
+    }
+  }
+
+  private async prepare(): Promise<{ env: NodeJS.ProcessEnv; program: GatewayProgram }> {
+    const { config, supervisor } = this.ctx;
+    const manifest = await loadManifest(config.paths.manifests, 'runtimea');
+    const env = await programEnv(config, manifest.binding);
+    env.OPENCLAW_STATE_DIR = config.runtimea.stateDir;
+    await mkdir(config.runtimea.stateDir, { recursive: true, mode: 0o700 });
+    const program = await findGatewayProgram(config, supervisor, env);
+    env.PATH = pathWithNode(program.node, env.PATH);
+    return { env, program };
+  }
+
+  /** The configured port, after a stale gateway of ours is stopped; refuses someone else's. */
+  private async freePort(): Promise<number> {
+    const stale = await this.pidFile.read();
+    if (stale && isGatewayProcess(stale.pid)) {
+      this.ctx.log.warn({ pid: stale.pid, port: stale.port }, 'runtimea: stopping a stale gateway left by an earlier run');
+      await stopStaleGateway(stale.pid);
+    }
+    await this.pidFile.remove();
+    const port = this.ctx.config.runtimea.port;
+    if (port === 0) return pickFreePort();
+    const holder = await probePort(port);
+    if (holder === 'free') return port;
+    const who = holder === 'openclaw' ? 'an OpenClaw gateway that this service did not start' : 'another program';
+    throw new GatewayError(
+      `Port ${port} on 127.0.0.1 is held by ${who}. Stop it, set SPACE_RUNTIMEA_PORT to a free port (0 picks one), or set SPACE_RUNTIMEA_GATEWAY_URL and SPACE_RUNTIMEA_GATEWAY_TOKEN to use that gateway.`,
+    );
+  }
+
+  private async ensureChatEndpoint(program: GatewayProgram, env: NodeJS.ProcessEnv): Promise<void> {
+    if (chatEndpointEnabled(await readGatewayConfig(gatewayConfigFile(this.ctx.config.runtimea.stateDir, env)))) return;
+    await this.runOnce(program, env, ENABLE_CHAT_ENDPOINT, 60_000, 'openclaw config set (HTTP chat endpoint)');
+  }
+
+  /** Spawns the gateway and waits for readiness; 'config-failure' on exit code 78. */
+  private async spawn(program: GatewayProgram, env: NodeJS.ProcessEnv, port: number): Promise<GatewayEndpoint | 'config-failure'> {
+    if (this.stopping) throw new GatewayError('the gateway is being stopped');
+    const token = randomBytes(24).toString('base64url');
+    const url = `http://127.0.0.1:${port}`;
+    const args = [...program.prefix, 'gateway', 'run', '--port', String(port), '--bind', 'loopback', '--auth', 'token', '--allow-unconfigured'];
+    this.tail = [];
+    const proc = await this.ctx.supervisor.spawn({ command: program.command, args, env: { ...env, OPENCLAW_GATEWAY_TOKEN: token }, cwd: this.ctx.config.runtimea.stateDir, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = proc;
+    this.drain(proc, token);
+    await this.pidFile.write({ pid: proc.pid, port, startedAt: new Date().toISOString() });
+    const exitedEarly = proc.exited.then((exit) => ({ exit }));
+    const ready = await Promise.race([this.waitReady(url, proc), exitedEarly]);
+    if (ready !== 'ready') {
+      await proc.stop();
+      await this.pidFile.remove();
+      if (ready === 'timeout') throw new GatewayError(`The runtimea gateway did not become ready within ${Math.round(this.readyTimeout() / 1000)} s: ${this.tailText()}`);
+      if (ready.exit.code === 78) return 'config-failure';
+      const how = ready.exit.signal ? `was killed by ${ready.exit.signal}` : `exited with code ${ready.exit.code}`;
+      throw new GatewayError(`The runtimea gateway ${how} while starting: ${this.tailText()}`);
+    }
+    this.endpoint = { url, token };
+    this.state = 'running';
+    this.startedAt = new Date();
+    this.ctx.log.info({ pid: proc.pid, port }, 'runtimea: gateway ready');
+    void proc.exited.then((exit) => this.exitedWhileRunning(proc, exit));
+    return this.endpoint;
+  }
+
+  private async waitReady(url: string, proc: OwnedProcess): Promise<'ready' | 'timeout'> {
+    const deadline = Date.now() + this.readyTimeout();
+    while (Date.now() < deadline && this.proc === proc && !this.stopping) {
+      const reply = await getJson(`${url}/readyz`, 1000);
+      if (reply?.status === 200) return 'ready';
+      await sleep(250);
+    }
+    return 'timeout';
+  }
+
+  private exitedWhileRunning(proc: OwnedProcess, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
+    if (this.proc !== proc) return;
+    void this.pidFile.remove();
+    this.endpoint = undefined;
+    if (this.stopping || this.ctx.stage() === 'stopping') {
+      this.state = 'stopped';
+      return;
+    }
+    const ranMs = Date.now() - (this.startedAt?.getTime() ?? 0);
+    this.crashStreak = ranMs >= (this.options.stableMs ?? 60_000) ? 1 : this.crashStreak + 1;
+    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    this.state = 'failed';
+    const delay = this.backoff[this.crashStreak - 1];
+    if (delay === undefined) {
+      this.lastError = `The runtimea gateway ${how}, its ${this.crashStreak}th crash in a row; not restarting until the next runtimea turn or POST /gateway/restart. ${this.tailText()}`;
+      this.ctx.log.error({ code: exit.code, signal: exit.signal }, 'runtimea: gateway keeps crashing; giving up');
+      return;
+    }
+    this.lastError = `The runtimea gateway ${how}; restarting in ${delay / 1000} s. ${this.tailText()}`;
+    this.ctx.log.warn({ code: exit.code, signal: exit.signal, delayMs: delay }, 'runtimea: gateway crashed; restarting');
+    this.restartTimer = setTimeout(() => {
+      this.restarts++;
+      this.start().catch(() => undefined);
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  /** Runs one OpenClaw CLI command with the gateway's environment; rejects unless it exits 0. */
+  private async runOnce(program: GatewayProgram, env: NodeJS.ProcessEnv, args: readonly string[], timeoutMs: number, what: string): Promise<void> {
+    const proc = await this.ctx.supervisor.spawn({ command: program.command, args: [...program.prefix, ...args], env, cwd: this.ctx.config.runtimea.stateDir, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.tail = [];
+    this.drain(proc);
+    const timer = setTimeout(() => void proc.stop(), timeoutMs);
+    const exit = await proc.exited;
+    clearTimeout(timer);
+    await proc.stop();
+    if (exit.code !== 0) throw new GatewayError(`${what} failed (exit ${exit.code ?? exit.signal}): ${this.tailText()}`);
+  }
+
+  /** Keeps the last lines of output (colours stripped, the token masked) and logs them at debug. */
+  private drain(proc: OwnedProcess, secret?: string): void {
+    for (const stream of [proc.child.stdout, proc.child.stderr]) {
+      if (!stream) continue;
+      createInterface({ input: stream }).on('line', (raw) => {
+        // eslint-disable-next-line no-control-regex
+        let line = raw.replace(/\x1b\[[0-9;]*m/g, '');
+        if (secret) line = line.split(secret).join('***');
+        this.tail.push(line);
+        if (this.tail.length > TAIL_LINES) this.tail.shift();
+        this.ctx.log.debug({ pid: proc.pid, line }, 'runtimea gateway');
+      });
+    }
+  }
+
+  private tailText(): string {
+    return this.tail.slice(-8).join(' | ').slice(-2000);
+  }
+
+  private readyTimeout(): number {
+    return this.options.readyTimeoutMs ?? 120_000;
+  }
+}
+
+function pickFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

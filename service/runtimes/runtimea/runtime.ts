@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import type { ServiceContext } from '../../context.js';
+import { HttpError } from '../../errors.js';
+import { titleOf } from '../clia/runtime.js';
+import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
+import type { RuntimeaGateway } from './gateway.js';
+import { runtimeaGateway } from './instance.js';
+import { GatewaySessionStore, type SessionRow } from './session-store.js';
+import { RuntimeaTurn, type RuntimeaPlan } from './turn.js';
+
+/**
+ * runtimea: turns on the OpenClaw gateway (gateway.ts keeps it running). The request's
+ * `model` picks the OpenClaw agent: absent -> `main`; `openclaw/<id>` or a bare id -> that
+ * agent; a `provider/model` ref -> agent `main` with that LLM (x-openclaw-model).
+ *
+ * A new session gets a fresh key (`space-<uuid>`, stored by the gateway as
+ * `agent:<agent>:space-<uuid>`), and its turn starts when the prompt is accepted: the
+ * gateway writes no session row before it has the request, and the spec wants the session
+ * id in the prompt's answer when the row shows up within 20 s (null otherwise; the
+ * `session` event then carries it). A resume finds the key of the session id in the
+ * gateway's store and starts when the stream opens.
+ */
+export const ROW_WAIT_MS = 20_000;
+const AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+export class RuntimeaRuntime implements Runtime {
+  readonly name = 'runtimea' as const;
+  readonly heartbeatMs: number;
+  readonly store: GatewaySessionStore;
+
+  constructor(
+    private readonly ctx: ServiceContext,
+    readonly gateway: RuntimeaGateway = runtimeaGateway(ctx),
+  ) {
+    this.store = new GatewaySessionStore(ctx.config.runtimea.stateDir);
+    this.heartbeatMs = ctx.config.chat.heartbeatRuntimeaMs;
+  }
+
+  async hasSession(sessionId: string): Promise<boolean> {
+    return !!(await this.store.bySessionId(sessionId));
+  }
+
+  async prepare(request: TurnRequest): Promise<PreparedTurn> {
+    if (request.sessionId) {
+      const row = await this.store.bySessionId(request.sessionId);
+      if (!row) throw new HttpError(404, 'Session not found');
+      const plan = this.plan(request, row.agent, keyHeader(row), row.sessionKey, request.sessionId);
+      return { sessionId: request.sessionId, run: (signal) => this.bind(new RuntimeaTurn(this.deps(), plan).start(), signal) };
+    }
+    const { agent, modelOverride } = agentOf(request.model);
+    const header = `space-${randomUUID()}`;
+    const turn = new RuntimeaTurn(this.deps(), this.plan(request, agent, header, `agent:${agent}:${header}`, undefined, modelOverride)).start();
+    const sessionId = await turn.sessionIdWithin(ROW_WAIT_MS);
+    // The turn is already running upstream: a stream that is never opened cancels it.
+    return { sessionId, run: (signal) => this.bind(turn, signal), discard: () => turn.abort() };
+  }
+
+  close(): Promise<void> {
+    return this.gateway.stop();
+  }
+
+  private bind(turn: RuntimeaTurn, signal: AbortSignal): RuntimeaTurn['queue'] {
+    if (signal.aborted) turn.abort();
+    else signal.addEventListener('abort', () => turn.abort(), { once: true });
+    return turn.queue;
+  }
+
+  private plan(request: TurnRequest, agent: string, header: string, sessionKey: string, sessionId?: string, modelOverride?: string): RuntimeaPlan {
+    return {
+      agent,
+      sessionKeyHeader: header,
+      sessionKey,
+      ...(sessionId ? { sessionId } : {}),
+      ...(modelOverride ? { modelOverride } : {}),
+      text: request.text,
+      ...(request.agentId ? { projectId: request.agentId } : {}),
+      title: titleOf(request.text),
+    };
+  }
+
+  private deps() {
+    return { endpoint: () => this.gateway.ensure(), store: this.store, log: this.ctx.log, projectsRoot: this.ctx.config.projectsRoot };
+  }
+}
+
+/** `main`, an agent id, `openclaw/<id>`, `openclaw:<id>`, or a provider/model ref for agent main. */
+export function agentOf(model: string | undefined): { agent: string; modelOverride?: string } {
+  const value = (model ?? '').trim();
+  if (!value) return { agent: 'main' };
+  const target = /^openclaw[/:](.+)$/.exec(value)?.[1] ?? (value.includes('/') ? undefined : value);
+  if (target === undefined) return { agent: 'main', modelOverride: value };
+  if (!AGENT_ID.test(target)) throw new HttpError(400, 'model must be an OpenClaw agent id (default main) or a provider/model reference');
+  return { agent: target };
+}
+
+/** The x-openclaw-session-key that addresses a stored session: its key without `agent:<agent>:`. */
+function keyHeader(row: SessionRow): string {
+  const prefix = `agent:${row.agent}:`;
+  return row.sessionKey.startsWith(prefix) ? row.sessionKey.slice(prefix.length) : row.sessionKey;
+}

@@ -1,0 +1,129 @@
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+/**
+ * The gateway's session store, read-only. Two layouts, by OpenClaw version:
+ *   <= 2026.7.1  files: agents/<agent>/sessions/sessions.json ({sessionKey: SessionEntry})
+ *                + <sessionId>.jsonl transcripts
+ *   >= 2026.7.2  SQLite: agents/<agent>/agent/openclaw-agent.sqlite (session_nodes,
+ *                transcript_events); the sessions/ folder exists but stays empty
+ * An agent with a sessions.json is read as the file store (2026.9.6 refuses to start with one
+ * present until `openclaw doctor --fix` imports it). The service never writes either layout,
+ * and never creates a sessions.json. SQLite is opened read-only for each lookup and closed at
+ * once, so the gateway's writers are never held up. Transcript rows the gateway compressed
+ * (`event_zstd`, old cold rows) are skipped: Node 20 has no zstd.
+ */
+export interface SessionRow {
+  agent: string;
+  sessionKey: string;
+  sessionId: string;
+  updatedAt: number;
+}
+
+export type StoreLayout = 'file' | 'sqlite' | 'none';
+
+const SAFE = /^[A-Za-z0-9._-]{1,128}$/;
+
+export class GatewaySessionStore {
+  constructor(readonly stateDir: string) {}
+
+  layout(agent: string): StoreLayout {
+    if (existsSync(this.sessionsJson(agent))) return 'file';
+    if (existsSync(this.database(agent))) return 'sqlite';
+    return 'none';
+  }
+
+  async agents(): Promise<string[]> {
+    try {
+      const dirents = await readdir(path.join(this.stateDir, 'agents'), { withFileTypes: true });
+      return dirents.filter((d) => d.isDirectory() && SAFE.test(d.name)).map((d) => d.name);
+    } catch {
+      return [];
+    }
+  }
+
+  /** The row of one session key (e.g. `agent:main:space-<uuid>`), if the gateway wrote it. */
+  async byKey(agent: string, sessionKey: string): Promise<SessionRow | undefined> {
+    return (await this.rows(agent)).find((r) => r.sessionKey === sessionKey);
+  }
+
+  /** Which agent and key hold a session id, across every agent. */
+  async bySessionId(sessionId: string): Promise<SessionRow | undefined> {
+    for (const agent of await this.agents()) {
+      const row = (await this.rows(agent)).find((r) => r.sessionId === sessionId);
+      if (row) return row;
+    }
+    return undefined;
+  }
+
+  /** Every row of one agent; none when the agent has no store (or it cannot be read). */
+  async rows(agent: string): Promise<SessionRow[]> {
+    if (!SAFE.test(agent)) return [];
+    const layout = this.layout(agent);
+    if (layout === 'file') return this.fileRows(agent);
+    if (layout === 'sqlite') return this.sqliteRows(agent);
+    return [];
+  }
+
+  /** The session's transcript as JSONL (one record per line), or undefined if there is none yet. */
+  async transcript(agent: string, sessionId: string): Promise<string | undefined> {
+    if (!SAFE.test(agent) || !SAFE.test(sessionId)) return undefined;
+    if (this.layout(agent) === 'file') {
+      try {
+        return await readFile(path.join(this.sessionsDir(agent), `${sessionId}.jsonl`), 'utf8');
+      } catch {
+        return undefined;
+      }
+    }
+    const lines = this.withDatabase(agent, (db) =>
+      (db.prepare('SELECT event_json FROM transcript_events WHERE session_id = ? AND event_json IS NOT NULL ORDER BY seq').all(sessionId) as Array<{ event_json: string }>).map((r) => r.event_json),
+    );
+    return lines && lines.length ? `${lines.join('\n')}\n` : undefined;
+  }
+
+  private async fileRows(agent: string): Promise<SessionRow[]> {
+    let index: unknown;
+    try {
+      index = JSON.parse(await readFile(this.sessionsJson(agent), 'utf8'));
+    } catch {
+      return [];
+    }
+    if (!index || typeof index !== 'object' || Array.isArray(index)) return [];
+    return Object.entries(index as Record<string, { sessionId?: unknown; updatedAt?: unknown }>)
+      .filter(([, e]) => e && typeof e.sessionId === 'string')
+      .map(([sessionKey, e]) => ({ agent, sessionKey, sessionId: e.sessionId as string, updatedAt: Number(e.updatedAt) || 0 }));
+  }
+
+  private sqliteRows(agent: string): SessionRow[] {
+    const rows = this.withDatabase(agent, (db) => db.prepare('SELECT session_key, current_session_id, updated_at FROM session_nodes').all() as Array<{ session_key: string; current_session_id: string; updated_at: number }>);
+    return (rows ?? []).map((r) => ({ agent, sessionKey: r.session_key, sessionId: r.current_session_id, updatedAt: Number(r.updated_at) || 0 }));
+  }
+
+  /** Opens the agent's database read-only for one read; undefined when it cannot be read. */
+  private withDatabase<T>(agent: string, read: (db: Database.Database) => T): T | undefined {
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(this.database(agent), { readonly: true, fileMustExist: true });
+      db.pragma('busy_timeout = 2000');
+      return read(db);
+    } catch {
+      return undefined;
+    } finally {
+      db?.close();
+    }
+  }
+
+  private sessionsDir(agent: string): string {
+    return path.join(this.stateDir, 'agents', agent, 'sessions');
+  }
+
+  private sessionsJson(agent: string): string {
+    return path.join(this.sessionsDir(agent), 'sessions.json');
+  }
+
+  private database(agent: string): string {
+    return path.join(this.stateDir, 'agents', agent, 'agent', 'openclaw-agent.sqlite');
+  }
+}

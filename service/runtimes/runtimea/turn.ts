@@ -1,0 +1,245 @@
+import { request, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import path from 'node:path';
+import type { Logger } from '../../log.js';
+import { EventQueue } from '../event-queue.js';
+import { recordProjectSession } from '../project-sessions.js';
+import type { RuntimeEvent, TurnUsage } from '../runtime.js';
+import { parseChatData, refusalMessage, SseDataSplitter } from './chat-sse.js';
+import type { GatewayEndpoint } from './gateway.js';
+import type { GatewaySessionStore } from './session-store.js';
+import { copyTranscript, runDetails } from './transcript.js';
+
+/**
+ * One runtimea turn: POST /v1/chat/completions on the gateway (stream, include_usage, model
+ * `openclaw/<agent>`, the session chosen by x-openclaw-session-key), turned into runtime
+ * events. The request belongs to the turn, not to whoever reads it: a reader that goes away
+ * does not close it (the gateway would cancel the run); only an abort does, on purpose.
+ *
+ * A new session has no id until the gateway writes the session's row (0.15-0.65 s after the
+ * request, in the recorded runs): the turn polls the store for the row of its own fresh
+ * session key, for up to ROW_WAIT_MS after the request went out. Until then the events are
+ * held, so `session` comes before any text; text events carry the session id.
+ */
+export interface RuntimeaPlan {
+  agent: string;
+  /** Sent as x-openclaw-session-key; the gateway stores it as `agent:<agent>:<value>`. */
+  sessionKeyHeader: string;
+  sessionKey: string;
+  /** Known for a resume. */
+  sessionId?: string;
+  /** x-openclaw-model: a provider/model override. */
+  modelOverride?: string;
+  text: string;
+  /** Project folder under the projects root that gets the transcript copy. */
+  projectId?: string;
+  title: string;
+}
+
+export interface RuntimeaDeps {
+  endpoint: () => Promise<GatewayEndpoint>;
+  store: GatewaySessionStore;
+  log: Logger;
+  projectsRoot: string;
+  rowWaitMs?: number;
+}
+
+const ROW_WAIT_MS = 20_000;
+const ROW_POLL_MS = 100;
+const RETRY_AFTER_MS = 1000;
+
+export class RuntimeaTurn {
+  readonly queue = new EventQueue<RuntimeEvent>();
+  private sessionId: string | undefined;
+  private resolved: boolean;
+  private held: RuntimeEvent[] = [];
+  private readonly controller = new AbortController();
+  private aborted = false;
+  private sessionWaiters: Array<(id: string | null) => void> = [];
+  private started = false;
+
+  constructor(
+    private readonly deps: RuntimeaDeps,
+    private readonly plan: RuntimeaPlan,
+  ) {
+    this.sessionId = plan.sessionId;
+    this.resolved = !!plan.sessionId;
+  }
+
+  /** Starts the turn (once). */
+  start(): this {
+    if (!this.started) {
+      this.started = true;
+      void this.run();
+    }
+    return this;
+  }
+
+  /** The session id once the gateway recorded it, or null after `ms` (or when the turn ended without one). */
+  sessionIdWithin(ms: number): Promise<string | null> {
+    if (this.resolved) return Promise.resolve(this.sessionId ?? null);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), ms);
+      this.sessionWaiters.push((id) => {
+        clearTimeout(timer);
+        resolve(id);
+      });
+    });
+  }
+
+  /** Cancels the upstream run on purpose (the user's abort). */
+  abort(): void {
+    this.aborted = true;
+    this.controller.abort();
+  }
+
+  private async run(): Promise<void> {
+    let terminal: RuntimeEvent;
+    try {
+      terminal = await this.execute();
+    } catch (err) {
+      terminal = this.aborted ? { type: 'done', finishReason: 'aborted' } : { type: 'error', message: err instanceof Error ? err.message : String(err) };
+    }
+    if (!this.resolved) await this.resolveSession(await this.lookup());
+    await this.record();
+    this.emit(terminal);
+    this.queue.end();
+  }
+
+  private async execute(): Promise<RuntimeEvent> {
+    let endpoint: GatewayEndpoint;
+    try {
+      endpoint = await this.deps.endpoint();
+    } catch (err) {
+      return { type: 'error', message: `The runtimea gateway is not available: ${(err as Error).message}` };
+    }
+    if (this.aborted) return { type: 'done', finishReason: 'aborted' };
+    let response: IncomingMessage;
+    try {
+      response = await this.post(endpoint);
+    } catch (err) {
+      // A gateway that just crashed may still look running for a moment: ask again once.
+      if (this.aborted || !['ECONNREFUSED', 'ECONNRESET'].includes((err as { code?: string }).code ?? '')) throw err;
+      await new Promise((r) => setTimeout(r, RETRY_AFTER_MS));
+      response = await this.post(await this.deps.endpoint());
+    }
+    if (!this.resolved) void this.pollRow();
+    if (response.statusCode !== 200) return { type: 'error', message: refusalMessage(response.statusCode ?? 0, await readBody(response)) };
+    const outcome = await this.consume(response);
+    if (this.aborted) return { type: 'done', finishReason: 'aborted' };
+    if (outcome.error) return { type: 'error', message: `The runtimea gateway reported an error: ${outcome.error}` };
+    if (!outcome.done) return { type: 'error', message: 'The runtimea gateway closed the stream before the turn finished (it may have stopped; it is restarted automatically).' };
+    if (outcome.usage) this.emit({ type: 'usage', usage: await this.withRunDetails(outcome.usage, outcome.runId) });
+    return { type: 'done', finishReason: 'stop' };
+  }
+
+  private post(endpoint: GatewayEndpoint): Promise<IncomingMessage> {
+    const body = JSON.stringify({
+      model: `openclaw/${this.plan.agent}`,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: this.plan.text }],
+    });
+    const url = new URL('/v1/chat/completions', endpoint.url);
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${endpoint.token}`,
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      'content-length': String(Buffer.byteLength(body)),
+      'x-openclaw-session-key': this.plan.sessionKeyHeader,
+      ...(this.plan.modelOverride ? { 'x-openclaw-model': this.plan.modelOverride } : {}),
+    };
+    const send = url.protocol === 'https:' ? httpsRequest : request;
+    return new Promise((resolve, reject) => {
+      const req = send(url, { method: 'POST', headers, agent: false, signal: this.controller.signal }, resolve);
+      req.on('error', (err) => reject(this.aborted ? err : Object.assign(new Error(`The runtimea gateway could not be reached at ${endpoint.url}: ${err.message}`), { code: (err as NodeJS.ErrnoException).code })));
+      req.end(body);
+    });
+  }
+
+  private async consume(response: IncomingMessage): Promise<{ done: boolean; error?: string; usage?: TurnUsage; runId?: string }> {
+    const splitter = new SseDataSplitter();
+    const outcome: { done: boolean; error?: string; usage?: TurnUsage; runId?: string } = { done: false };
+    response.setEncoding('utf8');
+    try {
+      for await (const chunk of response as AsyncIterable<string>) {
+        for (const data of splitter.push(chunk)) {
+          for (const piece of parseChatData(data)) {
+            if (piece.kind === 'text') this.emit({ type: 'text', text: piece.text });
+            else if (piece.kind === 'usage') outcome.usage = piece.usage;
+            else if (piece.kind === 'error') outcome.error = piece.message;
+            else if (piece.kind === 'run') outcome.runId ??= piece.id;
+            else if (piece.kind === 'done') outcome.done = true;
+          }
+        }
+      }
+    } catch {
+      // a cut connection (gateway gone, or our own abort): `done` stays false
+    }
+    return outcome;
+  }
+
+  /** Polls the store for the new session's row, up to ROW_WAIT_MS after the request went out. */
+  private async pollRow(): Promise<void> {
+    const deadline = Date.now() + (this.deps.rowWaitMs ?? ROW_WAIT_MS);
+    while (!this.resolved && Date.now() < deadline) {
+      const id = await this.lookup();
+      if (id) return this.resolveSession(id);
+      await new Promise((r) => setTimeout(r, ROW_POLL_MS));
+    }
+    if (!this.resolved) {
+      this.emitNow({ type: 'notice', message: `The gateway did not record the session within ${Math.round((this.deps.rowWaitMs ?? ROW_WAIT_MS) / 1000)} s; its id is not known yet.` });
+      await this.resolveSession(undefined);
+    }
+  }
+
+  private async lookup(): Promise<string | undefined> {
+    return (await this.deps.store.byKey(this.plan.agent, this.plan.sessionKey).catch(() => undefined))?.sessionId;
+  }
+
+  private async resolveSession(id: string | undefined): Promise<void> {
+    if (this.resolved) return;
+    this.resolved = true;
+    this.sessionId = id;
+    if (id) this.emitNow({ type: 'session', sessionId: id });
+    for (const event of this.held.splice(0)) this.emitNow(event);
+    for (const waiter of this.sessionWaiters.splice(0)) waiter(id ?? null);
+  }
+
+  private emit(event: RuntimeEvent): void {
+    if (this.resolved) this.emitNow(event);
+    else this.held.push(event);
+  }
+
+  private emitNow(event: RuntimeEvent): void {
+    this.queue.push(event.type === 'text' && this.sessionId ? { ...event, sessionId: this.sessionId } : event);
+  }
+
+  /** The LLM's name and the run's cost, from the gateway's transcript of the run. */
+  private async withRunDetails(usage: TurnUsage, runId: string | undefined): Promise<TurnUsage> {
+    if (!this.sessionId) return usage;
+    const jsonl = await this.deps.store.transcript(this.plan.agent, this.sessionId);
+    const details = jsonl ? runDetails(jsonl, runId) : { answered: false };
+    return { ...usage, ...(details.model ? { model: details.model } : {}), ...(details.costUsd !== undefined ? { costUsd: details.costUsd } : {}) };
+  }
+
+  /** The transcript copied into the project and the session in its sessionslist.json. */
+  private async record(): Promise<void> {
+    const { plan, deps } = this;
+    if (!this.sessionId || !plan.projectId) return;
+    try {
+      const jsonl = await deps.store.transcript(plan.agent, this.sessionId);
+      if (jsonl) await copyTranscript(deps.projectsRoot, plan.projectId, this.sessionId, jsonl);
+      await recordProjectSession(deps.projectsRoot, plan.projectId, { sessionId: this.sessionId, agent_name: 'runtimea', title: plan.title, updatedAt: Date.now(), directory: path.join(deps.projectsRoot, plan.projectId) });
+    } catch (err) {
+      deps.log.error({ err: String(err), sessionId: this.sessionId }, 'runtimea: recording the turn in the project failed');
+    }
+  }
+}
+
+async function readBody(response: IncomingMessage): Promise<string> {
+  let text = '';
+  response.setEncoding('utf8');
+  for await (const chunk of response as AsyncIterable<string>) if (text.length < 64 * 1024) text += chunk;
+  return text;
+}

@@ -1,0 +1,210 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { serveOnLoopback } from './loopback-server.js';
+
+/**
+ * A loopback stand-in for the OpenAI Responses API (`POST /v1/responses`, SSE), speaking the
+ * wire format codex 0.169.0 consumed in the recorded runs (shared fixtures clib/fake/
+ * sse-text.sample.txt): response.created ... output_text.delta ... response.completed.
+ * The last user text picks a scenario:
+ *   default     reasoning summary + "Hello from fake-openai. You said: <text>"
+ *   [[shell]]   a function_call exec_command {cmd}; once its output comes back, a message quoting it
+ *   [[401]]     HTTP 401 invalid_api_key        [[500]]  HTTP 500 server_error
+ *   [[slow]]    reasoning, then `slowMs` of silence before the text (for interrupts)
+ * A request whose bearer is not `apiKey` (when set) gets the 401 too.
+ */
+export interface FakeResponsesOptions {
+  apiKey?: string;
+  /** Gap between SSE events. */
+  gapMs?: number;
+  slowMs?: number;
+}
+
+export interface RecordedRequest {
+  path: string;
+  authorization: string | undefined;
+  threadId: string | undefined;
+  userText: string;
+  hasToolOutput: boolean;
+  /** The input_tokens this fake reported for the request (body length / 4). */
+  inputTokens: number;
+}
+
+export interface FakeResponses {
+  url: string;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+export async function startFakeResponses(options: FakeResponsesOptions = {}): Promise<FakeResponses> {
+  const requests: RecordedRequest[] = [];
+  const { url, close } = await serveOnLoopback((req, res, raw) => void handle(req, res, raw, options, requests));
+  return {
+    url: `${url}/v1`,
+    requests,
+    close,
+  };
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, raw: string, options: FakeResponsesOptions, requests: RecordedRequest[]): Promise<void> {
+  if (req.method !== 'POST' || !req.url?.endsWith('/responses')) {
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+    return;
+  }
+  const body = JSON.parse(raw) as { model?: string; input?: InputItem[] };
+  const input = body.input ?? [];
+  const record: RecordedRequest = {
+    path: req.url,
+    authorization: req.headers.authorization,
+    threadId: header(req, 'thread-id'),
+    userText: lastUserText(input),
+    hasToolOutput: input.some((i) => i.type === 'function_call_output'),
+    inputTokens: Math.ceil(raw.length / 4),
+  };
+  requests.push(record);
+  const keyOk = !options.apiKey || req.headers.authorization === `Bearer ${options.apiKey}`;
+  if (!keyOk || record.userText.includes('[[401]]')) return jsonError(res, 401, 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.', 'invalid_api_key');
+  if (record.userText.includes('[[500]]')) return jsonError(res, 500, 'The server had an error while processing your request.', 'server_error');
+
+  const sse = new SseOut(res, options.gapMs ?? 5, body.model ?? 'gpt-5.5');
+  await sse.begin();
+  await sse.reasoning(record.userText.includes('[[shell]]') && !record.hasToolOutput ? '**Running a command**\n\nI will run a shell command to answer.' : '**Answering**\n\nA short greeting is enough.');
+  if (record.userText.includes('[[shell]]') && !record.hasToolOutput) {
+    await sse.functionCall('exec_command', JSON.stringify({ cmd: 'echo hello-from-tool' }));
+  } else {
+    if (record.userText.includes('[[slow]]')) await sse.pause(options.slowMs ?? 30_000);
+    const text = record.hasToolOutput ? `The command ran. Its output was:\n\n${lastToolOutput(input)}` : `Hello from fake-openai. You said: ${record.userText}`;
+    await sse.message(text);
+  }
+  await sse.complete(record.inputTokens);
+}
+
+interface InputItem {
+  type?: string;
+  role?: string;
+  content?: Array<{ type?: string; text?: string }> | string;
+  output?: unknown;
+}
+
+function lastUserText(input: InputItem[]): string {
+  for (let i = input.length - 1; i >= 0; i--) {
+    const item = input[i]!;
+    if (item.type !== 'message' || item.role !== 'user' || !Array.isArray(item.content)) continue;
+    const text = item.content.map((c) => c.text ?? '').join('');
+    if (/^<(environment_context|skill|turn_aborted)/.test(text)) continue;
+    return text;
+  }
+  return '';
+}
+
+function lastToolOutput(input: InputItem[]): string {
+  const out = [...input].reverse().find((i) => i.type === 'function_call_output')?.output;
+  if (typeof out === 'string') return out.trim();
+  if (Array.isArray(out)) return out.map((p: { text?: string }) => p.text ?? '').join('').trim();
+  return JSON.stringify(out);
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function jsonError(res: ServerResponse, status: number, message: string, code: string): void {
+  const requestId = `req_${randomBytes(12).toString('hex')}`;
+  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': requestId });
+  res.end(JSON.stringify({ error: { message, type: status === 401 ? 'invalid_request_error' : 'server_error', param: null, code } }));
+}
+
+/** Writes one Responses-API SSE stream, event by event, with a gap between events. */
+class SseOut {
+  private seq = 0;
+  private index = 0;
+  private readonly id = `resp_${randomBytes(12).toString('hex')}`;
+  private readonly output: unknown[] = [];
+  private outputTokens = 0;
+  private gone = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly gapMs: number,
+    private readonly model: string,
+  ) {
+    res.on('close', () => (this.gone = true));
+  }
+
+  async begin(): Promise<void> {
+    this.res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': `req_${randomBytes(12).toString('hex')}` });
+    const response = { id: this.id, object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'in_progress', model: this.model, output: [], usage: null };
+    await this.event('response.created', { response });
+    await this.event('response.in_progress', { response });
+  }
+
+  async reasoning(text: string): Promise<void> {
+    const item = { type: 'reasoning', id: `rs_${randomBytes(12).toString('hex')}`, summary: [] as unknown[] };
+    const output_index = this.index++;
+    await this.event('response.output_item.added', { output_index, item });
+    await this.event('response.reasoning_summary_part.added', { item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text: '' } });
+    for (const delta of split(text, 2)) await this.event('response.reasoning_summary_text.delta', { item_id: item.id, output_index, summary_index: 0, delta });
+    await this.event('response.reasoning_summary_text.done', { item_id: item.id, output_index, summary_index: 0, text });
+    await this.event('response.reasoning_summary_part.done', { item_id: item.id, output_index, summary_index: 0, part: { type: 'summary_text', text } });
+    const done = { ...item, summary: [{ type: 'summary_text', text }], encrypted_content: null };
+    this.output.push(done);
+    await this.event('response.output_item.done', { output_index, item: done });
+  }
+
+  async message(text: string): Promise<void> {
+    const id = `msg_${randomBytes(12).toString('hex')}`;
+    const output_index = this.index++;
+    await this.event('response.output_item.added', { output_index, item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] } });
+    await this.event('response.content_part.added', { item_id: id, output_index, content_index: 0, part: { type: 'output_text', annotations: [], text: '' } });
+    for (const delta of text.split(/(?<= )/)) await this.event('response.output_text.delta', { item_id: id, output_index, content_index: 0, delta });
+    const part = { type: 'output_text', annotations: [], text };
+    await this.event('response.output_text.done', { item_id: id, output_index, content_index: 0, text });
+    await this.event('response.content_part.done', { item_id: id, output_index, content_index: 0, part });
+    const item = { type: 'message', id, status: 'completed', role: 'assistant', content: [part] };
+    this.output.push(item);
+    this.outputTokens += Math.ceil(text.length / 4);
+    await this.event('response.output_item.done', { output_index, item });
+  }
+
+  async functionCall(name: string, args: string): Promise<void> {
+    const item = { type: 'function_call', id: `fc_${randomBytes(12).toString('hex')}`, call_id: `call_${randomBytes(12).toString('hex')}`, name, arguments: '', status: 'in_progress' };
+    const output_index = this.index++;
+    await this.event('response.output_item.added', { output_index, item });
+    await this.event('response.function_call_arguments.delta', { item_id: item.id, output_index, delta: args });
+    await this.event('response.function_call_arguments.done', { item_id: item.id, output_index, arguments: args });
+    const done = { ...item, arguments: args, status: 'completed' };
+    this.output.push(done);
+    this.outputTokens += Math.ceil(args.length / 4);
+    await this.event('response.output_item.done', { output_index, item: done });
+  }
+
+  pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.res.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  async complete(inputTokens: number): Promise<void> {
+    const usage = { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: this.outputTokens + 16, output_tokens_details: { reasoning_tokens: 16 }, total_tokens: inputTokens + this.outputTokens + 16 };
+    await this.event('response.completed', { response: { id: this.id, object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model: this.model, output: this.output, usage } });
+    if (!this.gone) this.res.end();
+  }
+
+  private async event(type: string, fields: Record<string, unknown>): Promise<void> {
+    if (this.gone) return;
+    this.res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.seq++, ...fields })}\n\n`);
+    if (this.gapMs > 0) await new Promise((r) => setTimeout(r, this.gapMs));
+  }
+}
+
+function split(text: string, parts: number): string[] {
+  const size = Math.ceil(text.length / parts);
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}

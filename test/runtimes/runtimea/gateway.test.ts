@@ -1,0 +1,187 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHeadlessHost, type Host } from '../../../service/host.js';
+import { livePidsInGroup } from '../../../service/process/supervisor.js';
+import { runtimeaGateway } from '../../../service/runtimes/runtimea/instance.js';
+import { startService, type TestService } from '../../helpers/service.js';
+
+/**
+ * The gateway supervisor, with the openclaw double (test/fakes/bin/openclaw.mjs, serving the
+ * recorded gateway) run by a stand-in for Node 24, in real services with temp HOMEs.
+ */
+const BIN = path.join(import.meta.dirname, '..', '..', 'fakes', 'bin');
+const FAKE_ENV = { SPACE_RUNTIMEA_BIN: path.join(BIN, 'openclaw.mjs'), SPACE_RUNTIMEA_NODE: path.join(BIN, 'node24'), SPACE_RUNTIMEA_PORT: '0' };
+
+const open: TestService[] = [];
+afterEach(async () => {
+  for (const svc of open.splice(0)) await svc.close();
+});
+
+async function service(env: Record<string, string> = {}, options: { host?: Host; settings?: object } = {}): Promise<TestService> {
+  const svc = await startService({ env: { ...FAKE_ENV, ...env }, ...(options.host ? { host: options.host } : {}) });
+  open.push(svc);
+  if (options.settings) {
+    await mkdir(stateDir(svc), { recursive: true });
+    await writeFile(path.join(stateDir(svc), 'fake-openclaw.json'), JSON.stringify(options.settings));
+  }
+  return svc;
+}
+
+const stateDir = (svc: TestService) => path.join(svc.home, '.runtimea');
+
+async function invocations(svc: TestService): Promise<any[]> {
+  const text = await readFile(path.join(stateDir(svc), 'fake-openclaw.log.jsonl'), 'utf8').catch(() => '');
+  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+const status = async (svc: TestService) => (await svc.get('/api/channels/runtimea/status')).json();
+
+describe('runtimea gateway supervisor', () => {
+  it('is not started with the service: stopped until the first turn needs it', async () => {
+    const svc = await service();
+    const body = await status(svc);
+    expect(body.gateway).toMatchObject({ mode: 'managed', state: 'stopped', url: null, pid: null, reachable: false, ready: false });
+    expect(await invocations(svc)).toEqual([]);
+  });
+
+  it('starts on demand: chat endpoint enabled through openclaw config set, then gateway run on loopback with a per-launch token', async () => {
+    const svc = await service({}, { settings: { startMs: 300, readyAfterMs: 300 } });
+    const gateway = runtimeaGateway(svc.service.ctx);
+    const starting = gateway.ensure();
+    expect(gateway.status().state).toBe('starting');
+    const endpoint = await starting;
+    expect(endpoint.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(endpoint.token.length).toBeGreaterThanOrEqual(32);
+    const calls = await invocations(svc);
+    expect(calls.map((c) => c.argv.slice(0, 2))).toEqual([
+      ['config', 'set'],
+      ['gateway', 'run'],
+    ]);
+    expect(calls[0].argv).toEqual(['config', 'set', 'gateway.http.endpoints.chatCompletions.enabled', 'true', '--strict-json']);
+    const port = new URL(endpoint.url).port;
+    expect(calls[1]).toMatchObject({ argv: ['gateway', 'run', '--port', port, '--bind', 'loopback', '--auth', 'token', '--allow-unconfigured'], token: 'set', noRespawn: '1', path0: BIN });
+    expect(JSON.parse(await readFile(path.join(stateDir(svc), 'openclaw.json'), 'utf8'))).toEqual({ gateway: { http: { endpoints: { chatCompletions: { enabled: true } } } } });
+
+    const body = await status(svc);
+    expect(body.gateway).toMatchObject({ mode: 'managed', state: 'running', url: endpoint.url, port: Number(port), reachable: true, ready: true, failing: [], restarts: 0, last_error: null });
+    expect(JSON.stringify(body)).not.toContain(endpoint.token);
+    expect(await gateway.ensure()).toEqual(endpoint);
+    expect((await invocations(svc)).length).toBe(2);
+  });
+
+  it('restarts a crashed gateway after a back-off, with a new pid', async () => {
+    const svc = await service();
+    const gateway = runtimeaGateway(svc.service.ctx);
+    await gateway.ensure();
+    const first = gateway.status().pid!;
+    process.kill(-first, 'SIGKILL');
+    await expect.poll(() => gateway.status().state).toBe('failed');
+    expect(gateway.status().last_error).toMatch(/^The runtimea gateway was killed by SIGKILL; restarting in 1 s\./);
+    await expect.poll(() => gateway.status().state, { timeout: 10_000 }).toBe('running');
+    expect(gateway.status()).toMatchObject({ restarts: 1, last_error: null });
+    expect(gateway.status().pid).not.toBe(first);
+    expect(livePidsInGroup(first)).toEqual([]);
+    // the config already had the chat endpoint on: no second `config set`
+    expect((await invocations(svc)).filter((c) => c.argv[0] === 'config')).toHaveLength(1);
+  });
+
+  it('POST /gateway/restart restarts it once a human confirmed', async () => {
+    let asked = 0;
+    const host: Host = { ...createHeadlessHost(), kind: 'electron', confirm: async () => (asked++, true) };
+    const svc = await service({}, { host });
+    const gateway = runtimeaGateway(svc.service.ctx);
+    await gateway.ensure();
+    const before = gateway.status().pid!;
+    const res = await svc.post('/gateway/restart', {});
+    expect(res.status).toBe(202);
+    expect(res.json()).toEqual({ status: 'awaiting_confirmation', action: 'gateway-restart' });
+    await expect.poll(() => gateway.status().pid !== before && gateway.status().state === 'running', { timeout: 10_000 }).toBe(true);
+    expect(asked).toBe(1);
+    expect(livePidsInGroup(before)).toEqual([]);
+  });
+
+  it('a stale gateway left by an earlier run is stopped before a new one starts', async () => {
+    const svc = await service();
+    await mkdir(stateDir(svc), { recursive: true });
+    const orphan = spawn(path.join(BIN, 'node24'), [path.join(BIN, 'openclaw.mjs'), 'gateway', 'run', '--port', '0'], { env: { ...process.env, OPENCLAW_STATE_DIR: stateDir(svc), OPENCLAW_GATEWAY_TOKEN: 'old' }, detached: true, stdio: 'ignore' });
+    await expect.poll(() => livePidsInGroup(orphan.pid!).length).toBeGreaterThan(0);
+    await mkdir(path.join(svc.home, '.space-state'), { recursive: true });
+    await writeFile(path.join(svc.home, '.space-state', 'runtimea-gateway.json'), JSON.stringify({ pid: orphan.pid, port: 1, startedAt: new Date().toISOString() }));
+    await runtimeaGateway(svc.service.ctx).ensure();
+    expect(livePidsInGroup(orphan.pid!)).toEqual([]);
+    expect(svc.logs.join('')).toMatch(/stopping a stale gateway left by an earlier run/);
+    const record = JSON.parse(await readFile(path.join(svc.home, '.space-state', 'runtimea-gateway.json'), 'utf8'));
+    expect(record.pid).toBe(runtimeaGateway(svc.service.ctx).status().pid);
+  });
+
+  it('a port held by a gateway the service did not start is reported, not taken over', async () => {
+    const foreign = await listen((_req, res) => res.end('{"ok":true,"status":"live"}'));
+    try {
+      const svc = await service({ SPACE_RUNTIMEA_PORT: String((foreign.address() as AddressInfo).port) });
+      const gateway = runtimeaGateway(svc.service.ctx);
+      await expect(gateway.ensure()).rejects.toThrow(/is held by an OpenClaw gateway that this service did not start\. Stop it, set SPACE_RUNTIMEA_PORT/);
+      expect((await status(svc)).gateway).toMatchObject({ state: 'failed', last_error: expect.stringMatching(/^Port \d+ on 127\.0\.0\.1 is held by/) });
+      expect((await invocations(svc)).filter((c) => c.argv[0] === 'gateway')).toEqual([]);
+    } finally {
+      foreign.close();
+    }
+  });
+
+  it('exit 78 (a legacy sessions.json): openclaw doctor --fix once, then the gateway starts; no sessions.json is left', async () => {
+    const svc = await service();
+    const sessions = path.join(stateDir(svc), 'agents', 'main', 'sessions');
+    await mkdir(sessions, { recursive: true });
+    await writeFile(path.join(sessions, 'sessions.json'), await readFile(path.join(import.meta.dirname, '..', '..', 'fixtures', 'runtimea', '2026.9.6', 'legacy-store-refusal', 'planted-sessions.json')));
+    await runtimeaGateway(svc.service.ctx).ensure();
+    const calls = (await invocations(svc)).map((c) => c.argv.slice(0, 2).join(' '));
+    expect(calls).toEqual(['config set', 'gateway run', 'doctor --fix', 'gateway run']);
+    expect(existsSync(path.join(sessions, 'sessions.json'))).toBe(false);
+    expect(svc.logs.join('')).toMatch(/gateway exited with 78 \(configuration\); running openclaw doctor --fix once/);
+  });
+
+  it('exit 78 again after doctor: failed, with the gateway\'s own words', async () => {
+    const svc = await service({}, { settings: { doctorFixes: false } });
+    const sessions = path.join(stateDir(svc), 'agents', 'main', 'sessions');
+    await mkdir(sessions, { recursive: true });
+    await writeFile(path.join(sessions, 'sessions.json'), '{}');
+    await expect(runtimeaGateway(svc.service.ctx).ensure()).rejects.toThrow(/refused its configuration again after openclaw doctor --fix \(exit code 78\): .*Legacy session store requires migration/);
+    expect((await invocations(svc)).filter((c) => c.argv[0] === 'gateway')).toHaveLength(2);
+    expect(runtimeaGateway(svc.service.ctx).status().state).toBe('failed');
+  });
+
+  it('a gateway that cannot start at all fails with its output, not a hang', async () => {
+    const svc = await service({}, { settings: { exitOnStart: 1 } });
+    await expect(runtimeaGateway(svc.service.ctx).ensure()).rejects.toThrow(/The runtimea gateway exited with code 1 while starting: .*fake gateway: exiting with 1/);
+  });
+
+  it('missing openclaw, or no Node 24: readable errors naming what to set', async () => {
+    const noBin = await service({ SPACE_RUNTIMEA_BIN: '/nonexistent/openclaw' });
+    await expect(runtimeaGateway(noBin.service.ctx).ensure()).rejects.toThrow("The OpenClaw CLI was not found ('/nonexistent/openclaw'). Install it (npm install -g openclaw@2026.9.6, on Node 24) or set SPACE_RUNTIMEA_BIN to its openclaw.mjs.");
+    const oldNode = await service({ SPACE_RUNTIMEA_NODE: process.execPath });
+    await expect(runtimeaGateway(oldNode.service.ctx).ensure()).rejects.toThrow(`SPACE_RUNTIMEA_NODE is Node ${process.version}; the OpenClaw gateway needs Node 24 or newer.`);
+    const fromPath = await service({ SPACE_RUNTIMEA_NODE: '' });
+    if (Number(process.versions.node.split('.')[0]) < 24) {
+      await expect(runtimeaGateway(fromPath.service.ctx).ensure()).rejects.toThrow(/needs Node 24 or newer, and none was found \(tried .*\)\. Install Node 24 .* and set SPACE_RUNTIMEA_NODE to it\./);
+    }
+  });
+
+  it('shutdown stops the gateway with its whole group and forgets it', async () => {
+    const svc = await service();
+    await runtimeaGateway(svc.service.ctx).ensure();
+    const pid = runtimeaGateway(svc.service.ctx).status().pid!;
+    await svc.close();
+    open.splice(open.indexOf(svc), 1);
+    expect(livePidsInGroup(pid)).toEqual([]);
+    expect(existsSync(path.join(svc.home, '.space-state', 'runtimea-gateway.json'))).toBe(false);
+  });
+});
+
+function listen(handler: Parameters<typeof createServer>[1]): Promise<Server> {
+  const server = createServer(handler);
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}

@@ -1,0 +1,115 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { livePidsInGroup } from '../../../service/process/supervisor.js';
+import type { RuntimeEvent } from '../../../service/runtimes/runtime.js';
+import { runtimeaGateway } from '../../../service/runtimes/runtimea/instance.js';
+import { RuntimeaRuntime } from '../../../service/runtimes/runtimea/runtime.js';
+import { startFakeChat, type FakeChat } from '../../fakes/openai-chat.js';
+import { openclawConfig } from '../../fakes/openclaw-config.js';
+import { textOf } from '../../helpers/events.js';
+import { realProgram } from '../../helpers/programs.js';
+import { startService, type TestService } from '../../helpers/service.js';
+
+/**
+ * Real-program lane: the pinned OpenClaw gateway on the pinned Node 24, started and supervised
+ * by the service, answering through the loopback fake provider, inside the loopback-only
+ * namespace. One gateway for the whole file (a cold start takes 10-20 s here).
+ */
+const openclaw = realProgram('openclaw');
+const node24 = realProgram('node24');
+
+describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
+  let svc: TestService;
+  let fake: FakeChat;
+  let runtime: RuntimeaRuntime;
+  let gatewayPid: number;
+
+  beforeAll(async () => {
+    fake = await startFakeChat();
+    svc = await startService({ env: { SPACE_RUNTIMEA_BIN: openclaw!, SPACE_RUNTIMEA_NODE: node24!, SPACE_RUNTIMEA_PORT: '0' } });
+    const state = path.join(svc.home, '.runtimea');
+    await mkdir(state, { recursive: true });
+    await writeFile(path.join(state, 'openclaw.json'), JSON.stringify(openclawConfig(fake.url, state), null, 2));
+    await writeFile(path.join(state, '.env'), 'PROVB_API_KEY=sk-provb-real-openclaw\n');
+    runtime = new RuntimeaRuntime(svc.service.ctx);
+    await runtimeaGateway(svc.service.ctx).ensure();
+    gatewayPid = runtimeaGateway(svc.service.ctx).status().pid!;
+  }, 180_000);
+
+  afterAll(async () => {
+    await svc?.close();
+    await fake?.close();
+    if (gatewayPid) expect(livePidsInGroup(gatewayPid)).toEqual([]);
+  }, 30_000);
+
+  async function run(text: string, options: { sessionId?: string; agentId?: string; abortAfterMs?: number } = {}) {
+    const turn = await runtime.prepare({ text, ...(options.sessionId ? { sessionId: options.sessionId } : {}), ...(options.agentId ? { agentId: options.agentId } : {}) });
+    const controller = new AbortController();
+    const events: RuntimeEvent[] = [];
+    for await (const event of turn.run(controller.signal)) {
+      events.push(event);
+      if (options.abortAfterMs !== undefined && event.type === 'session') setTimeout(() => controller.abort(), options.abortAfterMs);
+    }
+    return { sessionId: turn.sessionId, events };
+  }
+
+  let first: string;
+
+  it('status: the service started it; it is reachable and ready, on loopback', async () => {
+    const body = (await svc.get('/api/channels/runtimea/status')).json();
+    expect(body.gateway).toMatchObject({ mode: 'managed', state: 'running', reachable: true, ready: true, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+  });
+
+  it('new session: the id from the gateway SQLite store at prepare, streamed text with it, usage with model and cost', async () => {
+    const { sessionId, events } = await run('hello there', { agentId: 'proj-real' });
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    first = sessionId!;
+    expect(events[0]).toEqual({ type: 'session', sessionId });
+    expect(textOf(events)).toBe('Fake reply #1: you said "hello there"');
+    expect(events.filter((e) => e.type === 'text').every((e) => (e as { sessionId?: string }).sessionId === sessionId)).toBe(true);
+    expect(events.at(-2)).toMatchObject({ type: 'usage', usage: { model: 'fake-model', costUsd: expect.any(Number) } });
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+    expect(fake.requests[0]!.authorization).toBe('Bearer sk-provb-real-openclaw');
+    expect(runtime.store.layout('main')).toBe('sqlite');
+    expect(existsSync(path.join(svc.home, '.runtimea', 'agents', 'main', 'sessions', 'sessions.json'))).toBe(false);
+    const copy = await readFile(path.join(svc.home, 'space-projects', 'proj-real', '.space', 'sessions', `${sessionId}.jsonl`), 'utf8');
+    expect(copy).toMatch(/"role":"assistant".*Fake reply #1/);
+  }, 60_000);
+
+  it('resume: the same session continues', async () => {
+    const { sessionId, events } = await run('second message', { sessionId: first });
+    expect(sessionId).toBe(first);
+    expect(textOf(events)).toBe('Fake reply #2: you said "second message"');
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+    expect(await runtime.hasSession(first)).toBe(true);
+  }, 60_000);
+
+  it('tool turn: the agent runs its own tool, the final text comes back', async () => {
+    const { events } = await run('please USE_TOOL to list the workspace', { sessionId: first });
+    expect(textOf(events)).toMatch(/^Tool ls returned: /);
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+  }, 60_000);
+
+  it('abort: the run is cancelled on purpose and marked killed; the session still resumes', async () => {
+    const { sessionId, events } = await run('answer slowly SLOW_8S please', { abortAfterMs: 500 });
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'aborted' });
+    const row = await runtime.store.bySessionId(sessionId!);
+    await expect
+      .poll(() => {
+        const db = new Database(path.join(svc.home, '.runtimea', 'agents', 'main', 'agent', 'openclaw-agent.sqlite'), { readonly: true });
+        try {
+          return (db.prepare('SELECT status FROM session_nodes WHERE session_key = ?').get(row!.sessionKey) as { status: string | null }).status;
+        } finally {
+          db.close();
+        }
+      }, { timeout: 10_000 })
+      .toBe('killed');
+    // OpenClaw keeps the cancelled prompt and hands it to the next turn as context.
+    const again = await run('are you there', { sessionId: sessionId! });
+    expect(textOf(again.events)).toMatch(/^Fake reply #\d+: you said "\[Queued user message from a previous active turn[^]*answer slowly SLOW_8S please[^]*are you there"$/);
+    expect(again.events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+  }, 90_000);
+});
