@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 
 export const MB = 1024 * 1024;
 
@@ -13,6 +14,12 @@ export function rssOf(pid: number): number {
     // not Linux
   }
   return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)]).toString().trim()) * 1024;
+}
+
+/** CPU time (user + system, all threads) a process has used so far, in ms (Linux /proc). */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100)
 }
 
 /** Samples a process's RSS every `ms` until stopped; returns the peak. */
@@ -46,4 +53,47 @@ export function percentile(values: number[], p: number): number {
 
 export function row(label: string, value: string): void {
   console.log(`  ${label.padEnd(44)} ${value}`);
+}
+
+/**
+ * Asks `GET /` of a server every `intervalMs` from a worker thread (its own event loop, so
+ * the bench's own upload client does not delay it) until stopped; returns each latency in ms.
+ */
+export function probeLatency(port: number, intervalMs = 20): { stop(): Promise<number[]> } {
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const http = require('node:http');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const times = [];
+    let stopping = false;
+    parentPort.on('message', () => (stopping = true));
+    const once = () => new Promise((resolve, reject) => {
+      const started = process.hrtime.bigint();
+      http.get({ host: '127.0.0.1', port: workerData.port, path: '/', agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(Number(process.hrtime.bigint() - started) / 1e6));
+      }).on('error', reject);
+    });
+    (async () => {
+      while (!stopping) {
+        times.push(await once());
+        await new Promise((r) => setTimeout(r, workerData.intervalMs));
+      }
+      agent.destroy();
+      parentPort.postMessage(times);
+    })();
+  `;
+  const worker = new Worker(source, { eval: true, workerData: { port, intervalMs } });
+  const result = new Promise<number[]>((resolve, reject) => {
+    worker.once('message', (times: number[]) => resolve(times));
+    worker.once('error', reject);
+  });
+  return {
+    async stop() {
+      worker.postMessage('stop');
+      const times = await result;
+      await worker.terminate();
+      return times;
+    },
+  };
 }

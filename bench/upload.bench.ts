@@ -2,7 +2,8 @@
  * Upload of a 100 MB file to a real service process: throughput against the disk's own
  * write speed (same directory, same chunking, fsync included, measured between rounds)
  * and against a bare Node HTTP server that only discards the body (the loopback ceiling
- * on this machine), and growth of the service's resident memory (goal: < 30 MB).
+ * on this machine), growth of the service's resident memory (goal: < 30 MB), and how long
+ * `GET /` takes while the upload runs (goal: < 50 ms), asked every 20 ms.
  */
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
@@ -10,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startChildService } from '../test/helpers/child-service.js';
 import { answered, generated, upload } from '../test/helpers/multipart.js';
-import { MB, median, row, rssOf, sampleRss } from './lib.js';
+import { cpuMsOf, MB, median, percentile, probeLatency, row, rssOf, sampleRss } from './lib.js';
 
 const SIZE = 100 * MB;
 const ROUNDS = 5;
@@ -25,26 +26,46 @@ try {
   const disk: number[] = [];
   const ceiling: number[] = [];
   const ceilingGrowths: number[] = [];
+  const ceilingCpu: number[] = [];
   const speeds: number[] = [];
   const growths: number[] = [];
+  const latencies: number[] = [];
+  const cpu: number[] = [];
+  // GET / on the idle service, for comparison with the figure during uploads (same machine load).
+  const idleProbe = probeLatency(service.port);
+  await new Promise((r) => setTimeout(r, 1000));
+  const idleLatencies = await idleProbe.stop();
   const bare = await startBareServer();
   for (let round = 0; round < ROUNDS; round++) {
     disk.push(await diskWriteSpeed(uploads));
     const bareRun = await timedUpload(bare.port, bare.pid);
     ceiling.push(bareRun.speed);
     ceilingGrowths.push(bareRun.growth);
+    ceilingCpu.push(bareRun.cpuMs);
+    const probe = probeLatency(service.port);
     const run = await timedUpload(service.port, service.pid);
+    latencies.push(...(await probe.stop()));
     await rm(path.join(uploads, 'big.bin')); // each round writes a fresh file, as a new upload would
     speeds.push(run.speed);
     growths.push(run.growth);
+    cpu.push(run.cpuMs);
   }
   const ratio = (median(speeds) / median(disk)) * 100;
   row('file size', '100 MB, generated and streamed by the client');
   row(`disk write speed (median of ${ROUNDS}, fsync included)`, `${median(disk).toFixed(0)} MB/s`);
-  row(`bare HTTP discard, same client (median of ${ROUNDS})`, `${median(ceiling).toFixed(0)} MB/s, RSS growth ${Math.max(...ceilingGrowths).toFixed(1)} MB`);
+  row(
+    `bare HTTP discard, same client (median of ${ROUNDS})`,
+    `${median(ceiling).toFixed(0)} MB/s, CPU ${median(ceilingCpu).toFixed(0)} ms per 100 MB, RSS growth ${Math.max(...ceilingGrowths).toFixed(1)} MB`,
+  );
   row(`upload throughput (median of ${ROUNDS})`, `${median(speeds).toFixed(0)} MB/s (${ratio.toFixed(0)} % of disk)`);
   row('upload throughput (each round)', `${speeds.map((s) => s.toFixed(0)).join(', ')} MB/s`);
+  row('service CPU per 100 MB upload (median)', `${median(cpu).toFixed(0)} ms (all threads, user + system)`);
   row('service peak RSS growth (max of rounds)', `${Math.max(...growths).toFixed(1)} MB (goal < 30 MB)`);
+  row('GET / with no upload running (1 s, every 20 ms)', `median ${median(idleLatencies).toFixed(1)} ms, max ${Math.max(...idleLatencies).toFixed(1)} ms`);
+  row(
+    'GET / during the uploads (every 20 ms)',
+    `median ${median(latencies).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms over ${latencies.length} (goal < 50 ms)`,
+  );
   bare.stop();
 } finally {
   await service.stop();
@@ -60,15 +81,16 @@ async function startBareServer(): Promise<{ port: number; pid: number; stop(): v
   return { port, pid: child.pid!, stop: () => child.kill() };
 }
 
-async function timedUpload(port: number, pid: number): Promise<{ speed: number; growth: number }> {
+async function timedUpload(port: number, pid: number): Promise<{ speed: number; growth: number; cpuMs: number }> {
   const baseline = rssOf(pid);
+  const cpuBefore = cpuMsOf(pid);
   const sampler = sampleRss(pid);
   const started = process.hrtime.bigint();
   const res = answered(await upload(port, { parts: [{ name: 'file', filename: 'big.bin', data: generated(SIZE) }] }));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const peak = sampler.stop();
   if (res.status !== 200) throw new Error(`upload failed: ${res.status} ${res.text}`);
-  return { speed: SIZE / MB / seconds, growth: (peak - baseline) / MB };
+  return { speed: SIZE / MB / seconds, growth: (peak - baseline) / MB, cpuMs: cpuMsOf(pid) - cpuBefore };
 }
 
 /** 100 MB written in 64 KB chunks into `dir`, then fsynced: what the upload path asks of the disk. */

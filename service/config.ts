@@ -33,6 +33,10 @@ export interface Config {
   readonly logLevel: string;
   /** Largest JSON request body, in bytes. */
   readonly jsonLimitBytes: number;
+  /** Deepest nesting of arrays and objects a JSON request body may have. */
+  readonly jsonMaxDepth: number;
+  /** A request whose body makes no progress for this long is ended (408). */
+  readonly bodyIdleTimeoutMs: number;
   /** How long a bootstrap CLI may take to show its URL or code, or to answer a submitted code. */
   readonly bootstrapStepTimeoutMs: number;
   /** How long a started bootstrap flow (setup-token, device auth) waits for the user. */
@@ -161,6 +165,8 @@ export function loadConfig(env: Env = process.env): Config {
     token: nonEmpty(env.SPACE_TOKEN),
     logLevel: env.SPACE_LOG_LEVEL || 'info',
     jsonLimitBytes: 16 * 1024 * 1024,
+    jsonMaxDepth: 128,
+    bodyIdleTimeoutMs: parsePositiveInt(env.SPACE_BODY_IDLE_TIMEOUT_MS, 'SPACE_BODY_IDLE_TIMEOUT_MS', 30_000),
     bootstrapStepTimeoutMs: parsePositiveInt(env.SPACE_BOOTSTRAP_STEP_TIMEOUT_MS, 'SPACE_BOOTSTRAP_STEP_TIMEOUT_MS', 60_000),
     bootstrapSessionTtlMs: parsePositiveInt(env.SPACE_BOOTSTRAP_SESSION_TTL_MS, 'SPACE_BOOTSTRAP_SESSION_TTL_MS', 900_000),
     clibIssuer: parseHttpUrl(env.SPACE_CLIB_ISSUER, 'SPACE_CLIB_ISSUER'),

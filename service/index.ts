@@ -6,10 +6,12 @@ import type { Config } from './config.js';
 import { createContext, type ServiceContext, type Stage } from './context.js';
 import type { Host } from './host.js';
 import { buildApp } from './http/app.js';
+import { answerClientError } from './http/client-error.js';
 import { featureRouters } from './http/routes.js';
 import { createLogger, type Logger } from './log.js';
 import { createRuntimes } from './runtimes/registry.js';
 import { flushWrites } from './stores/atomic.js';
+import { sweepStaleTemps } from './temp-sweep.js';
 
 export interface ServiceOptions {
   config: Config;
@@ -21,7 +23,7 @@ export interface ServiceOptions {
 
 export interface Service {
   readonly ctx: ServiceContext;
-  /** Binds the configured host and port; rejects (never falls back) if it cannot. */
+  /** Sweeps stale temp files of earlier runs, then binds the configured host and port; rejects (never falls back) if it cannot. */
   listen(): Promise<{ url: string; port: number }>;
   /** Stops accepting, ends open streams, stops every child group, flushes writes. */
   close(): Promise<void>;
@@ -41,14 +43,16 @@ export function createService(options: ServiceOptions): Service {
   ctx.sessions.start();
 
   const listen = async (): Promise<{ url: string; port: number }> => {
+    await sweepStaleTemps(options.config, log);
     // Spec: a sign-in handed over at launch is consumed before the first request is served.
     await consumeAtStartup(ctx);
     const s = createServer(app);
-    // Uploads of 100 MB on a slow disk must not be cut by Node's 5-minute default;
-    // SSE responses are long-lived by design.
+    // No bound on a request's total time: a 100 MB upload on a slow link and SSE streams
+    // are long by design. A body that stops flowing is ended by http/body-timeout.ts.
     s.requestTimeout = 0;
     s.headersTimeout = 30_000;
     s.keepAliveTimeout = 5_000;
+    s.on('clientError', answerClientError);
     await new Promise<void>((resolve, reject) => {
       s.once('error', reject);
       s.listen(options.config.port, options.config.host, () => {

@@ -86,6 +86,7 @@ async function linkTarget(p: string): Promise<string | undefined> {
 }
 
 const OPEN_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+const OPEN_DIRECTORY = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0);
 
 /**
  * Opens a checked real path for reading and checks again what was actually opened, which
@@ -94,20 +95,46 @@ const OPEN_READ = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.
  * the type on the handle.
  */
 export async function openInside(home: string, real: string): Promise<FileHandle> {
-  const handle = await open(real, OPEN_READ);
+  return (await openChecked(home, real, OPEN_READ)).handle;
+}
+
+export interface OpenedDirectory {
+  handle: FileHandle;
+  /** The real path of the directory actually opened. */
+  real: string;
+  /**
+   * Where to read its entries: `/proc/self/fd/<fd>` on Linux, the opened directory itself
+   * whatever its path names by then; elsewhere the checked path (identity checked at open).
+   */
+  entriesPath: string;
+}
+
+/** As openInside, for a directory (ENOTDIR for anything else, without blocking). */
+export async function openDirectoryInside(home: string, real: string): Promise<OpenedDirectory> {
+  const { handle, opened } = await openChecked(home, real, OPEN_DIRECTORY);
+  return opened === undefined ? { handle, real, entriesPath: real } : { handle, real: opened, entriesPath: fdPath(handle) };
+}
+
+/** Opens `real` and refuses (403) unless what was opened lies under `home`. */
+async function openChecked(home: string, real: string, flags: number): Promise<{ handle: FileHandle; opened: string | undefined }> {
+  const handle = await open(real, flags);
   try {
-    if (!(await handleInside(handle, home, real))) throw new HttpError(403, 'Access denied');
-    return handle;
+    // On Linux /proc names the opened file itself; elsewhere its identity must match the checked path.
+    const opened = await readlink(fdPath(handle)).catch(() => undefined);
+    const inside = opened !== undefined ? isInside(home, opened) : await sameFile(handle, real);
+    if (!inside) throw new HttpError(403, 'Access denied');
+    return { handle, opened };
   } catch (err) {
     await handle.close();
     throw err;
   }
 }
 
-/** On Linux /proc names the opened file itself; elsewhere its identity must match the checked path. */
-async function handleInside(handle: FileHandle, home: string, real: string): Promise<boolean> {
-  const opened = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
-  if (opened !== undefined) return isInside(home, opened);
+function fdPath(handle: FileHandle): string {
+  return `/proc/self/fd/${handle.fd}`;
+}
+
+async function sameFile(handle: FileHandle, real: string): Promise<boolean> {
   const [actual, expected] = await Promise.all([handle.stat(), lstat(real)]);
   return actual.dev === expected.dev && actual.ino === expected.ino;
 }

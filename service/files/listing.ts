@@ -1,6 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { openDirectoryInside } from './containment.js';
 import { mapFsErrors } from './fs-errors.js';
 
 export interface DirectoryEntry {
@@ -16,20 +17,30 @@ export interface DirectoryListing {
   files: DirectoryEntry[];
 }
 
-/** Immediate children of a checked real directory: directories first, each group case-insensitively sorted. */
+/**
+ * Immediate children of a checked real directory: directories first, each group
+ * case-insensitively sorted. The directory is opened and checked to be under `home`, and
+ * its entries are read from that open directory, so swapping it for a symlink mid-request
+ * cannot list anything outside.
+ */
 export async function listDirectory(home: string, real: string): Promise<DirectoryListing> {
-  const entries = await mapFsErrors(() => readdir(real, { withFileTypes: true }), 'Not a directory');
-  const kinds = await Promise.all(entries.map((entry) => kindOf(real, entry)));
-  const dirs: DirectoryEntry[] = [];
-  const files: DirectoryEntry[] = [];
-  entries.forEach((entry, i) => {
-    const kind = kinds[i];
-    if (kind === undefined) return;
-    (kind === 'dir' ? dirs : files).push({ name: entry.name, path: path.join(real, entry.name) });
-  });
-  dirs.sort(byNameCaseInsensitive);
-  files.sort(byNameCaseInsensitive);
-  return { path: real, parent: real === home ? null : path.dirname(real), dirs, files };
+  const dir = await mapFsErrors(() => openDirectoryInside(home, real), 'Not a directory');
+  try {
+    const entries = await mapFsErrors(() => readdir(dir.entriesPath, { withFileTypes: true }), 'Not a directory');
+    const kinds = await Promise.all(entries.map((entry) => kindOf(dir.entriesPath, entry)));
+    const dirs: DirectoryEntry[] = [];
+    const files: DirectoryEntry[] = [];
+    entries.forEach((entry, i) => {
+      const kind = kinds[i];
+      if (kind === undefined) return;
+      (kind === 'dir' ? dirs : files).push({ name: entry.name, path: path.join(dir.real, entry.name) });
+    });
+    dirs.sort(byNameCaseInsensitive);
+    files.sort(byNameCaseInsensitive);
+    return { path: dir.real, parent: dir.real === home ? null : path.dirname(dir.real), dirs, files };
+  } finally {
+    await dir.handle.close();
+  }
 }
 
 /**

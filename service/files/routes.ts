@@ -3,7 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { Router, type Request } from 'express';
 import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
-import { openBinary } from './binary.js';
+import { DOWNLOAD_CSP, openBinary } from './binary.js';
 import { containedPath, parsePath } from './containment.js';
 import { readText } from './content.js';
 import { mapFsErrors } from './fs-errors.js';
@@ -43,6 +43,7 @@ export function filesRoutes(ctx: ServiceContext): Router {
     res.attachment(file.name); // Content-Disposition, RFC 5987 for non-ASCII names
     res.setHeader('Content-Type', file.mimeType);
     res.setHeader('Content-Length', String(file.size));
+    res.setHeader('Content-Security-Policy', DOWNLOAD_CSP);
     // Headers are out: a failure now can only cut the body short, never become JSON.
     await pipeline(file.stream, res).catch(() => res.destroy());
   });

@@ -1,18 +1,15 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, unlink } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import busboy from 'busboy';
 import { HttpError } from '../errors.js';
 import { canonicalPath, errorCode, parsePath } from './containment.js';
+import { MultipartParser } from './multipart.js';
+import { boundaryOf, type PartInfo } from './part-headers.js';
+import { UploadSink } from './upload-sink.js';
 
 /** The spec's upload limit: 100 MB (MiB) of file content; one byte more is 413. */
 export const UPLOAD_LIMIT_BYTES = 100 * 1024 * 1024;
-const STREAM_CHUNK_BYTES = 256 * 1024;
-/** Lets network reads go on while a disk write is in flight, and batches chunks into one writev. */
-const WRITE_BUFFER_BYTES = 1024 * 1024;
+/** One file, a few small fields: anything beyond is refused rather than read. */
+const LIMITS = { files: 1, fields: 8, parts: 10, fieldBytes: 64 * 1024, headBytes: 16 * 1024 };
 
 /** The client went away mid-upload: there is nobody to answer. */
 export class ClientGone extends Error {
@@ -27,83 +24,136 @@ export interface StoredPart {
   dir: string;
   size: number;
   hash: string;
+  /** The uploaded name as sent ('' for `filename=""`), undefined when the part named none. */
   filename: string | undefined;
-  mimeType: string;
+  /** The part's Content-Type (`type/subtype`), undefined when the part had none. */
+  contentType: string | undefined;
 }
 
 /**
- * Runs busboy over the request. `space` must come before the file part: parts stream in
- * order, and the temp file is created in the destination as soon as the file starts.
+ * Reads the form. `space` must come before the file part: parts stream in order, and the
+ * temp file is created in the destination as soon as the file starts. The part named
+ * `file` is the file, with or without a filename; other file-like parts (a filename, or
+ * application/octet-stream) count against the one-file limit and are dropped.
  */
 export function readForm(request: IncomingMessage, defaultDir: string): Promise<StoredPart> {
   return new Promise((resolve, reject) => {
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({
-        headers: request.headers,
-        defParamCharset: 'utf8',
-        highWaterMark: STREAM_CHUNK_BYTES,
-        fileHwm: STREAM_CHUNK_BYTES,
-        // Busboy's defaults are unbounded: one file, a few small fields.
-        limits: { fileSize: UPLOAD_LIMIT_BYTES + 1, files: 1, fields: 8, parts: 10, fieldSize: 64 * 1024, fieldNameSize: 100, headerPairs: 100 },
-      });
-    } catch {
-      reject(new HttpError(400, 'Expected a multipart/form-data body'));
-      return;
-    }
-    let space: string | undefined;
-    let stored: Promise<StoredPart> | undefined;
-    let settled = false;
-    const abort = new AbortController();
-
-    const fail = (err: unknown): void => {
-      if (settled) return;
-      settled = true;
-      // Stop storing but keep draining: closing a socket with unread bytes resets it, and
-      // the client would see ECONNRESET instead of this answer.
-      request.unpipe(parser);
-      request.resume();
-      abort.abort(err);
-      // Answer only once the temp file is gone (storePart removes it when aborted).
-      void (stored ?? Promise.resolve(undefined)).then(discard, () => undefined).then(() => reject(err));
-    };
-
-    parser.on('field', (name, value, info) => {
-      if (name !== 'space') return;
-      if (stored) return fail(new HttpError(400, 'The space field must come before the file part'));
-      if (info.valueTruncated) return fail(new HttpError(400, 'space is too long'));
-      space = value;
-    });
-    parser.on('file', (name, stream, info) => {
-      // Busboy destroys a file stream with an error when the form ends early, possibly
-      // before the pipeline below is attached; the failure itself arrives through 'error'.
-      stream.on('error', () => undefined);
-      if (name !== 'file' || stored || settled) {
-        stream.resume();
-        return;
-      }
-      stored = destination(space, defaultDir).then((dir) => storePart(stream, dir, info, abort.signal));
-      stored.catch(fail);
-    });
-    parser.on('filesLimit', () => fail(new HttpError(400, 'Only one file per upload')));
-    parser.on('fieldsLimit', () => fail(new HttpError(400, 'Too many form fields')));
-    parser.on('partsLimit', () => fail(new HttpError(400, 'Too many form parts')));
-    parser.on('error', () => fail(new HttpError(400, 'Malformed multipart body')));
-    parser.on('close', () => {
-      if (settled) return;
-      if (!stored) return fail(new HttpError(400, 'Missing file'));
-      stored.then((part) => {
-        if (settled) return void discard(part);
-        settled = true;
-        resolve(part);
-      }, fail);
-    });
+    const boundary = boundaryOf(request.headers['content-type']);
+    if (!boundary) return reject(new HttpError(400, 'Expected a multipart/form-data body'));
+    const form = new FormReader(request, defaultDir, resolve, reject);
+    const parser = new MultipartParser(boundary, form, { maxParts: LIMITS.parts, maxHeadBytes: LIMITS.headBytes });
+    request.on('data', (chunk: Buffer) => form.guard(() => parser.write(chunk)));
+    request.on('end', () => form.guard(() => form.complete(parser)));
     request.on('error', () => undefined); // a reset shows up as 'close' below
     request.on('close', () => {
-      if (!request.complete) fail(new ClientGone());
+      if (!request.complete) form.fail(new ClientGone());
     });
-    request.pipe(parser);
   });
+}
+
+type PartKind = 'file' | 'space' | 'ignored';
+
+/** The multipart events of one upload form, turned into a stored file or one failure. */
+class FormReader {
+  private space: string | undefined;
+  private files = 0;
+  private fields = 0;
+  private kind: PartKind = 'ignored';
+  private spaceBytes: Buffer[] = [];
+  private spaceSize = 0;
+  private file: { sink: UploadSink; opened: Promise<string>; info: PartInfo } | undefined;
+  private settled = false;
+
+  constructor(
+    private readonly request: IncomingMessage,
+    private readonly defaultDir: string,
+    private readonly resolve: (part: StoredPart) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {}
+
+  partStart(info: PartInfo): void {
+    const fileLike = info.name === 'file' || info.filename !== undefined || info.contentType === 'application/octet-stream';
+    if (fileLike) {
+      if (++this.files > LIMITS.files) throw new HttpError(400, 'Only one file per upload');
+      this.kind = info.name === 'file' ? 'file' : 'ignored';
+      if (this.kind === 'file') this.startFile(info);
+    } else {
+      if (++this.fields > LIMITS.fields) throw new HttpError(400, 'Too many form fields');
+      this.kind = info.name === 'space' ? 'space' : 'ignored';
+      if (this.kind === 'space' && this.file) throw new HttpError(400, 'The space field must come before the file part');
+      this.spaceBytes = [];
+      this.spaceSize = 0;
+    }
+  }
+
+  partData(data: Buffer): void {
+    if (this.kind === 'file') {
+      const { sink } = this.file!;
+      // The sink keeps `data` by reference until written: request chunks are never reused.
+      if (sink.size + data.length > UPLOAD_LIMIT_BYTES) throw tooLarge();
+      if (!sink.push(data)) {
+        this.request.pause();
+        sink.whenWritable(() => this.request.resume());
+      }
+    } else if (this.kind === 'space') {
+      this.spaceSize += data.length;
+      if (this.spaceSize > LIMITS.fieldBytes) throw new HttpError(400, 'space is too long');
+      this.spaceBytes.push(Buffer.from(data));
+    }
+  }
+
+  partEnd(): void {
+    if (this.kind === 'space') this.space = Buffer.concat(this.spaceBytes).toString('utf8');
+    this.kind = 'ignored';
+  }
+
+  /** The body is in: the form must be whole and hold the file. */
+  complete(parser: MultipartParser): void {
+    parser.end();
+    if (!this.file) throw new HttpError(400, 'Missing file');
+    const { sink, opened, info } = this.file;
+    void opened
+      .then(async (dir) => ({ dir, sunk: await sink.finish() }))
+      .then(({ dir, sunk }) => {
+        if (this.settled) return void sink.abort();
+        this.settled = true;
+        this.resolve({ ...sunk, dir, filename: info.filename, contentType: info.contentType });
+      }, (err: unknown) => this.fail(err));
+  }
+
+  /** Runs a parser step; whatever it throws fails the form. */
+  guard(step: () => void): void {
+    if (this.settled) return;
+    try {
+      step();
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /**
+   * Stops storing but keeps reading what comes (the answer then closes the connection), and
+   * answers only once the temp file is gone.
+   */
+  fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.request.resume();
+    const file = this.file;
+    // Let a temp file being created come into being first, so it is surely removed.
+    const cleanup = file ? file.opened.catch(() => undefined).then(() => file.sink.abort()) : Promise.resolve();
+    void cleanup.then(() => this.reject(err));
+  }
+
+  private startFile(info: PartInfo): void {
+    const sink = new UploadSink((err) => this.fail(err));
+    const opened = destination(this.space, this.defaultDir).then(async (dir) => {
+      await sink.open(dir);
+      return dir;
+    });
+    opened.catch((err: unknown) => this.fail(err));
+    this.file = { sink, opened, info };
+  }
 }
 
 /** `space` (outside $HOME allowed, per the spec) or ~/uploads, resolved and created. */
@@ -113,34 +163,6 @@ async function destination(space: string | undefined, defaultDir: string): Promi
     throw errorCode(err) === 'EEXIST' ? new HttpError(404, 'Not a directory') : err;
   });
   return dir;
-}
-
-async function storePart(stream: Readable, dir: string, info: busboy.FileInfo, signal: AbortSignal): Promise<StoredPart> {
-  const temp = path.join(dir, `.upload-${randomBytes(8).toString('hex')}.part`);
-  const handle = await open(temp, 'wx');
-  const hash = createHash('sha256');
-  let size = 0;
-  const tap = new Transform({
-    highWaterMark: WRITE_BUFFER_BYTES,
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      size += chunk.length;
-      done(null, chunk);
-    },
-  });
-  // Busboy says 'limit' once limit + 1 bytes have come: stop there, the file is too big.
-  stream.once('limit', () => tap.destroy(tooLarge()));
-  try {
-    await pipeline(stream, tap, handle.createWriteStream({ flush: true, highWaterMark: WRITE_BUFFER_BYTES }), { signal });
-  } catch (err) {
-    await unlink(temp).catch(() => undefined);
-    throw signal.aborted ? signal.reason : err;
-  }
-  return { temp, dir, size, hash: hash.digest('hex'), filename: info.filename, mimeType: info.mimeType };
-}
-
-async function discard(part: StoredPart | undefined): Promise<void> {
-  if (part) await unlink(part.temp).catch(() => undefined);
 }
 
 export function tooLarge(): HttpError {

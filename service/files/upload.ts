@@ -36,8 +36,9 @@ export interface UploadRules {
 
 /**
  * POST /api/files/upload: streams the `file` part to a temp file in the destination while
- * hashing it (upload-form.ts), then renames it to its final name. Memory stays flat
- * whatever the size; every failure removes the temp file before the caller hears of it.
+ * hashing it (upload-form.ts, upload-sink.ts), then renames it to its final name. Memory
+ * stays flat whatever the size; every failure removes the temp file before the caller
+ * hears of it.
  */
 export async function receiveUpload(request: IncomingMessage, rules: UploadRules): Promise<UploadedFileRecord> {
   // Content-Length is only a hint, but one that already says "too big" needs no reading.
@@ -76,7 +77,7 @@ async function place(part: StoredPart): Promise<UploadedFileRecord> {
     name,
     path: path.join(part.dir, name),
     size: part.size,
-    mime_type: mimeTypeOf(part.mimeType, name),
+    mime_type: mimeTypeOf(part.contentType, name),
     source: 'uploaded',
     content_hash: part.hash,
   };
@@ -101,11 +102,12 @@ async function sha256Of(file: string): Promise<string> {
 }
 
 /**
- * The part's Content-Type, then a guess from the name, then application/octet-stream.
- * A part typed application/octet-stream (what browsers send for an unknown type) gets
- * the guess too; busboy reports a part without Content-Type as text/plain (RFC 7578).
+ * The part's Content-Type, then a guess from the name, then application/octet-stream
+ * (spec). A part typed application/octet-stream (what browsers send for an unknown type)
+ * gets the guess too. A part sent without Content-Type has none: it is not taken as
+ * RFC 7578's text/plain default.
  */
-function mimeTypeOf(partType: string, name: string): string {
-  if (partType && partType !== 'application/octet-stream') return partType;
+function mimeTypeOf(partType: string | undefined, name: string): string {
+  if (partType !== undefined && partType !== 'application/octet-stream') return partType;
   return mime.lookup(name) || 'application/octet-stream';
 }

@@ -1,8 +1,10 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { ServiceContext } from '../context.js';
 import { PAGE_FILES } from '../diagnostics/assets.js';
+import { bodyProgressTimeout } from './body-timeout.js';
 import { errorHandler, notFound } from './errors.js';
 import { trustGuard } from './guard.js';
+import { jsonBody } from './json-body.js';
 
 /** Routes that take multipart/form-data instead of JSON. */
 export const MULTIPART_PATHS = ['/api/files/upload'] as const;
@@ -16,15 +18,17 @@ export const MULTIPART_PATHS = ['/api/files/upload'] as const;
 export const PUBLIC_PATHS = ['/', '/callback', '/.well-known/oauth-protected-resource', ...Object.keys(PAGE_FILES)] as const;
 
 /**
- * The Express app, in the order that matters: the trust guard before anything reads the
- * request, then response hardening, the JSON parser, the feature routers, and the
- * `{detail}` handlers last.
+ * The Express app, in the order that matters: response hardening, the body-progress
+ * watchdog, the trust guard before anything reads the request, the JSON reader, the
+ * feature routers, and the `{detail}` handlers last.
  */
 export function buildApp(ctx: ServiceContext, routers: readonly Router[]): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLog(ctx));
+  app.use(hardenResponse); // first, so the guard's own refusals and preflights carry it too
+  app.use(bodyProgressTimeout(ctx.config.bodyIdleTimeoutMs));
   app.use(
     trustGuard({
       port: ctx.port,
@@ -34,8 +38,7 @@ export function buildApp(ctx: ServiceContext, routers: readonly Router[]): Expre
       publicPaths: PUBLIC_PATHS,
     }),
   );
-  app.use(hardenResponse);
-  app.use(express.json({ type: 'application/json', limit: ctx.config.jsonLimitBytes, strict: true }));
+  app.use(jsonBody({ limitBytes: ctx.config.jsonLimitBytes, maxDepth: ctx.config.jsonMaxDepth }));
   for (const router of routers) app.use(router);
   app.use(notFound);
   app.use(errorHandler(ctx.log));

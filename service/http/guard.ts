@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import { safeOrigin } from '../config.js';
 import { HttpError } from '../errors.js';
+import { hasBody } from './request-body.js';
 
 /**
  * The trust boundary. The spec has no auth, so any page the user opens can reach
@@ -27,7 +28,7 @@ export function trustGuard(options: GuardOptions): RequestHandler {
   return (req, res, next) => {
     const port = options.port();
     const allowedOrigins = new Set([...options.origins, `http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]);
-    if (!hostAllowed(req.headers.host, port)) return next(new HttpError(403, 'Forbidden host'));
+    if (!requestHostAllowed(req, port)) return next(new HttpError(403, 'Forbidden host'));
     const origin = originOf(req);
     if (origin !== undefined && !allowedOrigins.has(origin ?? '')) return next(new HttpError(403, 'Forbidden origin'));
     if (!fetchSiteAllowed(req, origin !== undefined)) return next(new HttpError(403, 'Cross-site request refused'));
@@ -43,8 +44,22 @@ export function trustGuard(options: GuardOptions): RequestHandler {
   };
 }
 
-/** Host must name loopback on our own port, exactly; forwarded headers are never consulted. */
-export function hostAllowed(host: string | undefined, port: number): boolean {
+/**
+ * Exactly one Host header, naming loopback on our own port; an absolute-form target
+ * (`GET http://host:port/path`) must name such an authority too, since Node hands it on
+ * with the Host header untouched. Forwarded headers are never consulted.
+ */
+function requestHostAllowed(req: Request, port: number): boolean {
+  const hostHeaders = req.rawHeaders.filter((_, i) => i % 2 === 0 && req.rawHeaders[i]!.toLowerCase() === 'host').length;
+  if (hostHeaders !== 1 || !hostAllowed(req.headers.host, port)) return false;
+  const target = req.originalUrl;
+  if (target.startsWith('/')) return true;
+  const authority = /^http:\/\/([^/?#]*)(?:[/?#]|$)/i.exec(target)?.[1];
+  return hostAllowed(authority, port);
+}
+
+/** Host must name loopback on our own port, exactly. */
+function hostAllowed(host: string | undefined, port: number): boolean {
   if (!host) return false;
   return host === `127.0.0.1:${port}` || host === `localhost:${port}` || host === `[::1]:${port}`;
 }
@@ -100,10 +115,4 @@ function contentTypeAllowed(req: Request, multipartPaths: readonly string[]): bo
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/json') return true;
   return type === 'multipart/form-data' && multipartPaths.includes(req.path);
-}
-
-function hasBody(req: Request): boolean {
-  if (req.headers['transfer-encoding'] !== undefined) return true;
-  const length = Number(req.headers['content-length'] ?? 0);
-  return Number.isFinite(length) && length > 0;
 }

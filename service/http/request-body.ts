@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import { HttpError } from '../errors.js';
 
@@ -9,4 +10,11 @@ export function parseBody<T extends z.ZodType>(schema: T, body: unknown, detail:
   const parsed = schema.safeParse(body ?? {});
   if (!parsed.success) throw new HttpError(400, detail);
   return parsed.data;
+}
+
+/** Whether a request announces a body (a length above 0, or chunked). */
+export function hasBody(req: IncomingMessage): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = Number(req.headers['content-length'] ?? 0);
+  return Number.isFinite(length) && length > 0;
 }

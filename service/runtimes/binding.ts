@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import type { Manifest } from '../config-api/manifests.js';
 import type { Env } from '../config.js';
-import { parseEnv } from '../stores/env-file.js';
+import { EnvFileStore } from '../stores/env-file.js';
 
 /**
  * A manifest's binding of a neutral runtime to its real program, applied: argument
@@ -34,14 +33,7 @@ export function childEnv(binding: Binding, base: Env, envFile: ReadonlyMap<strin
 
 /** The last value of each key of an env file (dotenv's last one wins); empty when it is missing. */
 export async function readEnvValues(file: string): Promise<Map<string, string>> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
-    throw err;
-  }
-  return new Map(parseEnv(text).map((e) => [e.key, e.value]));
+  return new Map((await new EnvFileStore(file).entries()).map((e) => [e.key, e.value]));
 }
 
 function unquote(value: string): string {

@@ -20,6 +20,9 @@ export interface AtomicWriteOptions {
   parentMode?: number;
 }
 
+/** The temp file's name: `.<target name>.<12 hex>.tmp` beside the target (the start-up sweep knows it). */
+export const ATOMIC_TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
 const writes = new KeyedLock();
 const updates = new KeyedLock();
 

@@ -8,6 +8,10 @@ import { withFileLock, writeFileAtomically } from './atomic.js';
  * (blank and `#` lines skipped, split on the first `=`, both sides trimmed). Every edit
  * is line-level, so comments, blank lines, order, a BOM, `export ` prefixes and CRLF
  * endings survive; only the lines whose value changes are rewritten.
+ *
+ * Edits work on the file's bytes, held as a binary (latin1) string, one character per
+ * byte, never on decoded text: a line another tool wrote in Latin-1 stays byte for byte.
+ * Entries are decoded as UTF-8 only for display; values the service writes are UTF-8.
  */
 export interface EnvEntry {
   key: string;
@@ -18,7 +22,7 @@ export interface EnvEntry {
 export const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 interface Line {
-  /** The line without its ending. */
+  /** The line's bytes (binary string) without its ending. */
   text: string;
   /** `\n`, `\r\n`, or '' for a last line with no ending. */
   eol: string;
@@ -30,21 +34,24 @@ interface Parsed {
   lines: Line[];
 }
 
-// ---------------------------------------------------------------------------------------
-// Pure functions, on file text.
+/** The UTF-8 byte order mark, as a binary string. */
+const BOM = '\xEF\xBB\xBF';
 
-/** The entries of an env file, in file order (duplicates included, as the reader sees them). */
-export function parseEnv(text: string): EnvEntry[] {
-  return splitLines(text).lines.flatMap((line) => (line.entry ? [line.entry] : []));
+// ---------------------------------------------------------------------------------------
+// Pure functions, on file bytes.
+
+/** The entries of an env file, in file order (duplicates included, as the reader sees them), decoded for display. */
+export function parseEnv(bytes: Buffer): EnvEntry[] {
+  return splitLines(bytes).lines.flatMap((line) => (line.entry ? [line.entry] : []));
 }
 
 /**
  * Sets `key` to `value` in place: the last line of that key is rewritten (dotenv's last
  * one wins), or a line is appended when the key is absent.
  */
-export function upsertEnv(text: string, key: string, value: string): string {
+export function upsertEnv(bytes: Buffer, key: string, value: string): Buffer {
   assertEntry({ key, value });
-  const parsed = splitLines(text);
+  const parsed = splitLines(bytes);
   const index = parsed.lines.findLastIndex((line) => line.entry?.key === key);
   if (index === -1) appendEntry(parsed, { key, value });
   else parsed.lines[index] = withValue(parsed.lines[index]!, value);
@@ -56,15 +63,16 @@ export function upsertEnv(text: string, key: string, value: string): string {
  * than the spec's truncate-and-rewrite: the n-th body entry of a key sets the n-th line of
  * that key in place, lines of keys with no (or fewer) body entries are removed, body entries
  * beyond the file's lines are appended in body order. Comments and blank lines stay.
- * Entries with an empty key are skipped (spec); the others must be valid.
+ * Entries with an empty key are skipped (spec); the others must be valid. A line whose
+ * displayed value is what the body sends is left as written (its bytes, non-UTF-8 ones too).
  */
-export function replaceEnv(text: string, entries: readonly EnvEntry[]): string {
+export function replaceEnv(bytes: Buffer, entries: readonly EnvEntry[]): Buffer {
   const wanted = entries.filter((e) => e.key !== '');
   wanted.forEach(assertEntry);
   const queues = new Map<string, string[]>();
   for (const { key, value } of wanted) queues.set(key, [...(queues.get(key) ?? []), value]);
 
-  const parsed = splitLines(text);
+  const parsed = splitLines(bytes);
   const used = new Map<string, number>();
   parsed.lines = parsed.lines.flatMap((line) => {
     if (!line.entry) return [line];
@@ -88,8 +96,9 @@ export function assertEntry({ key, value }: EnvEntry): void {
   if (/[\r\n\0]/.test(value)) throw new HttpError(400, `Invalid value for ${key}: it may not contain line breaks or NUL`);
 }
 
-function splitLines(text: string): Parsed {
-  const bom = text.startsWith('\uFEFF') ? '\uFEFF' : '';
+function splitLines(bytes: Buffer): Parsed {
+  const text = bytes.toString('latin1');
+  const bom = text.startsWith(BOM) ? BOM : '';
   const body = text.slice(bom.length);
   const lines: Line[] = [];
   let start = 0;
@@ -105,34 +114,49 @@ function splitLines(text: string): Parsed {
   return { bom, lines };
 }
 
-/** The spec's reader for one line; a leading `export ` is not part of the key. */
+/**
+ * The spec's reader for one line, decoded as UTF-8 (invalid bytes show as U+FFFD); a
+ * leading `export ` is not part of the key. `=` and `#` are ASCII, so they are found on
+ * the bytes; trimming happens after decoding (a Unicode trim of the raw bytes would eat
+ * 0xA0, the last byte of UTF-8 `à`).
+ */
 function readEntry(text: string): EnvEntry | undefined {
-  const trimmed = text.trim();
+  const trimmed = decoded(text).trim();
   if (trimmed === '' || trimmed.startsWith('#')) return undefined;
   const eq = text.indexOf('=');
   if (eq === -1) return undefined;
-  const key = text.slice(0, eq).trim().replace(/^export\s+/, '');
+  const key = decoded(text.slice(0, eq)).trim().replace(/^export\s+/, '');
   if (key === '') return undefined;
-  return { key, value: text.slice(eq + 1).trim() };
+  return { key, value: decoded(text.slice(eq + 1)).trim() };
 }
 
-/** The same line with a new value; untouched when the value is already that. */
+/** The same line with a new value; untouched when the value is already that (as displayed). */
 function withValue(line: Line, value: string): Line {
   if (line.entry?.value === value) return line;
   const eq = line.text.indexOf('=');
   const spacing = /^[ \t]*/.exec(line.text.slice(eq + 1))![0];
-  return { ...line, text: `${line.text.slice(0, eq + 1)}${spacing}${value}`, entry: { key: line.entry!.key, value } };
+  return { ...line, text: `${line.text.slice(0, eq + 1)}${spacing}${utf8(value)}`, entry: { key: line.entry!.key, value } };
 }
 
 function appendEntry(parsed: Parsed, entry: EnvEntry): void {
   const eol = parsed.lines.find((l) => l.eol !== '')?.eol ?? '\n';
   const last = parsed.lines.at(-1);
   if (last && last.eol === '') last.eol = eol;
-  parsed.lines.push({ text: `${entry.key}=${entry.value}`, eol, entry });
+  parsed.lines.push({ text: `${entry.key}=${utf8(entry.value)}`, eol, entry });
 }
 
-function joinLines({ bom, lines }: Parsed): string {
-  return bom + lines.map((l) => l.text + l.eol).join('');
+function joinLines({ bom, lines }: Parsed): Buffer {
+  return Buffer.from(bom + lines.map((l) => l.text + l.eol).join(''), 'latin1');
+}
+
+/** Binary-string bytes read as UTF-8, for display. */
+function decoded(binary: string): string {
+  return Buffer.from(binary, 'latin1').toString('utf8');
+}
+
+/** A value the service writes, as the binary string of its UTF-8 bytes. */
+function utf8(value: string): string {
+  return Buffer.from(value, 'utf8').toString('latin1');
 }
 
 /** Keys echoed in errors are shown without control characters. */
@@ -154,36 +178,36 @@ export class EnvFileStore {
     private readonly options: EnvFileOptions = {},
   ) {}
 
-  /** The file's text; '' when it does not exist yet. */
-  async text(): Promise<string> {
+  /** The file's bytes; empty when it does not exist yet. */
+  async bytes(): Promise<Buffer> {
     try {
-      return await readFile(this.file, 'utf8');
+      return await readFile(this.file);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return Buffer.alloc(0);
       throw err;
     }
   }
 
   async entries(): Promise<EnvEntry[]> {
-    return parseEnv(await this.text());
+    return parseEnv(await this.bytes());
   }
 
   /**
    * Read, change, write atomically at 0600 with no other writer of this file in between.
    * A change that throws (validation) writes nothing.
    */
-  edit(change: (text: string) => string): Promise<void> {
+  edit(change: (bytes: Buffer) => Buffer): Promise<void> {
     return withFileLock(this.file, async () => {
-      const next = change(await this.text());
+      const next = change(await this.bytes());
       await writeFileAtomically(this.file, next, { mode: 0o600, dirMode: 0o700, ...(this.options.ownsDirectory ? { parentMode: 0o700 } : {}) });
     });
   }
 
   upsert(entries: readonly EnvEntry[]): Promise<void> {
-    return this.edit((text) => entries.reduce((acc, e) => upsertEnv(acc, e.key, e.value), text));
+    return this.edit((bytes) => entries.reduce((acc, e) => upsertEnv(acc, e.key, e.value), bytes));
   }
 
   replace(entries: readonly EnvEntry[]): Promise<void> {
-    return this.edit((text) => replaceEnv(text, entries));
+    return this.edit((bytes) => replaceEnv(bytes, entries));
   }
 }

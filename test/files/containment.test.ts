@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -181,17 +181,7 @@ describe('check-then-open races (case 24)', () => {
     const dir = path.join(home, 'race');
     await mkdir(dir);
     await writeFile(path.join(dir, 'secret.txt'), 'INSIDE');
-    await symlink(outside, `${dir}.link`);
-    const flipper = spawn(
-      process.execPath,
-      [
-        '-e',
-        `const fs = require('fs'); const d = process.argv[1];
-         for (;;) { fs.renameSync(d, d + '.away'); fs.renameSync(d + '.link', d); fs.renameSync(d, d + '.link'); fs.renameSync(d + '.away', d); }`,
-        dir,
-      ],
-      { stdio: 'ignore' },
-    );
+    const flipper = await startFlipper(dir);
     try {
       const seen = new Set<string>();
       for (let i = 0; i < 400; i++) {
@@ -205,4 +195,47 @@ describe('check-then-open races (case 24)', () => {
       flipper.kill('SIGKILL');
     }
   });
+
+  it('list-directory of a directory swapped for a symlink to outside never lists outside children', async () => {
+    const dir = path.join(home, 'race-list');
+    await mkdir(dir);
+    await writeFile(path.join(dir, 'mine.txt'), 'INSIDE');
+    const flipper = await startFlipper(dir);
+    try {
+      const seen = new Set<string>();
+      for (let i = 0; i < 600; i++) {
+        const res = await svc.post('/api/files/list-directory', { path: dir });
+        if (res.status === 200) {
+          const listing = res.json() as { path: string; files: { name: string; path: string }[] };
+          expect(listing.files.map((f) => f.name)).toEqual(['mine.txt']);
+          // The real path of the directory listed, which the flipper may have renamed meanwhile.
+          expect(listing.path.startsWith(dir)).toBe(true);
+          seen.add('listed');
+        } else {
+          seen.add(`${res.status} ${res.json().detail}`);
+        }
+      }
+      for (const outcome of seen) expect(['listed', '403 Access denied', '404 Not a directory']).toContain(outcome);
+    } finally {
+      flipper.kill('SIGKILL');
+    }
+  });
 });
+
+/**
+ * A separate process that keeps replacing the real directory `dir` with a symlink to the
+ * outside directory and back, as fast as it can.
+ */
+async function startFlipper(dir: string): Promise<ChildProcess> {
+  await symlink(outside, `${dir}.link`);
+  return spawn(
+    process.execPath,
+    [
+      '-e',
+      `const fs = require('fs'); const d = process.argv[1];
+       for (;;) { fs.renameSync(d, d + '.away'); fs.renameSync(d + '.link', d); fs.renameSync(d, d + '.link'); fs.renameSync(d + '.away', d); }`,
+      dir,
+    ],
+    { stdio: 'ignore' },
+  );
+}

@@ -165,6 +165,27 @@ describe('POST /api/files/content-binary', () => {
     expect(res.headers['content-disposition']).toBe('attachment; filename="say \\"hi\\".txt"');
   });
 
+  it('every download is sandboxed by its CSP', async () => {
+    await writeFile(path.join(home, 'plain.txt'), 'x');
+    const res = await svc.post('/api/files/content-binary', { path: path.join(home, 'plain.txt') });
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.headers['content-security-policy']).toBe("sandbox; default-src 'none'");
+  });
+
+  it.each(['page.html', 'page.htm', 'page.xhtml', 'image.svg', 'data.xml', 'style.xsl', 'app.js', 'mod.mjs'])(
+    'an active type (%s) is served as application/octet-stream, sandboxed',
+    async (name) => {
+      const data = '<html><script>alert(1)</script></html>';
+      await writeFile(path.join(home, name), data);
+      const res = await svc.post('/api/files/content-binary', { path: path.join(home, name) });
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(data);
+      expect(res.headers['content-type']).toBe('application/octet-stream');
+      expect(res.headers['content-security-policy']).toBe("sandbox; default-src 'none'");
+      expect(res.headers['content-disposition']).toBe(`attachment; filename=${name}`);
+    },
+  );
+
   it('a missing file is 404 File not found', async () => {
     const res = await svc.post('/api/files/content-binary', { path: path.join(home, 'nope.bin') });
     expect(res.status).toBe(404);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChildService } from '../helpers/child-service.js';
 import { answered, bytes, generated, sha256, upload, type Part, type UploadInit } from '../helpers/multipart.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { startService, type TestService } from '../helpers/service.js';
 
 const MB = 1024 * 1024;
@@ -121,7 +122,7 @@ describe('POST /api/files/upload', () => {
     expect(res.json().name).toBe(expected);
   });
 
-  it('a raw NUL in a quoted filename is a malformed header (busboy refuses it): 400, nothing stored', async () => {
+  it('a raw NUL in a quoted filename is a malformed part head: 400, nothing stored', async () => {
     const dir = path.join(home, 'raw-nul');
     const res = await send({ parts: [{ name: 'space', value: dir }, filePart('a\u0000b.txt', 'nul')] });
     expect(res.status).toBe(400);
@@ -149,8 +150,10 @@ describe('POST /api/files/upload', () => {
       ['photo.png', 'application/octet-stream', 'image/png'],
       ['blob.unknownext', 'application/octet-stream', 'application/octet-stream'],
       ['data.json', 'application/x-custom', 'application/x-custom'],
-      // Busboy applies RFC 7578's default for a part without Content-Type.
-      ['plain.bin', undefined, 'text/plain'],
+      // A part without Content-Type has none (not RFC 7578's text/plain default): the guess applies.
+      ['plain.bin', undefined, 'application/octet-stream'],
+      ['photo.png', undefined, 'image/png'],
+      ['sent.png', 'text/plain', 'text/plain'],
     ];
     for (const [filename, contentType, expected] of cases) {
       const res = await send({ parts: [filePart(filename, filename, contentType)] });
@@ -162,6 +165,62 @@ describe('POST /api/files/upload', () => {
     const space = { name: 'space', value: path.join(home, 'anonymous') };
     const res = await send({ parts: [space, { name: 'file', contentType: 'application/octet-stream', data: bytes('anonymous') }] });
     expect(res.json()).toMatchObject({ name: 'upload', mime_type: 'application/octet-stream', size: 9 });
+  });
+});
+
+describe('raw multipart bodies (no client library filling in headers)', () => {
+  /** POSTs `parts` (each a raw head and a body) exactly as written, over a plain socket. */
+  const rawUpload = (parts: Array<[string, string]>) => {
+    const body = `${parts.map(([head, data]) => `--XB\r\n${head}\r\n\r\n${data}\r\n`).join('')}--XB--\r\n`;
+    return rawRequest(
+      svc.port,
+      `POST /api/files/upload HTTP/1.1\r\nHost: 127.0.0.1:${svc.port}\r\nConnection: close\r\n` +
+        `Content-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  };
+  const space = (dir: string): [string, string] => ['Content-Disposition: form-data; name="space"', path.join(home, dir)];
+
+  it('mime_type: no part Content-Type is a guess from the name, then application/octet-stream; a sent text/plain stays', async () => {
+    const cases: Array<[string, string | undefined, string]> = [
+      ['photo.png', undefined, 'image/png'],
+      ['blob.unknownext', undefined, 'application/octet-stream'],
+      ['notes.png', 'text/plain', 'text/plain'],
+      ['page.md', 'TEXT/Markdown; charset=utf-8', 'text/markdown'],
+    ];
+    for (const [filename, type, expected] of cases) {
+      const head = `Content-Disposition: form-data; name="file"; filename="${filename}"${type ? `\r\nContent-Type: ${type}` : ''}`;
+      const res = await rawUpload([space('raw-mime'), [head, `bytes of ${filename}`]]);
+      expect({ filename, status: res.status, mime: JSON.parse(res.body).mime_type }).toEqual({ filename, status: 200, mime: expected });
+    }
+  });
+
+  it('an empty filename is stored as upload, the hash suffix applying on collision', async () => {
+    const head = 'Content-Disposition: form-data; name="file"; filename=""';
+    const first = await rawUpload([space('raw-empty'), [head, 'first']]);
+    expect(first.status).toBe(200);
+    expect(JSON.parse(first.body)).toMatchObject({ name: 'upload', mime_type: 'application/octet-stream', size: 5 });
+    const second = await rawUpload([space('raw-empty'), [head, 'second']]);
+    expect(JSON.parse(second.body).name).toBe(`upload_${hex('second').slice(0, 8)}`);
+    expect(await readFile(path.join(home, 'raw-empty', 'upload'), 'utf8')).toBe('first');
+  });
+
+  it('a file part without any filename parameter is the file too, named upload', async () => {
+    const res = await rawUpload([space('raw-nameless'), ['Content-Disposition: form-data; name="file"', 'no name at all']]);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toMatchObject({ name: 'upload', size: 14, mime_type: 'application/octet-stream' });
+  });
+
+  it('no file part at all stays 400 Missing file', async () => {
+    const res = await rawUpload([space('raw-missing'), ['Content-Disposition: form-data; name="other"', 'x']]);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toEqual({ detail: 'Missing file' });
+  });
+
+  it('folded headers, a quoted filename with escapes and an RFC 5987 filename* are read', async () => {
+    const folded = 'Content-Disposition: form-data;\r\n name="file";\r\n\tfilename="say \\"hi\\".txt"';
+    expect(JSON.parse((await rawUpload([space('raw-parse'), [folded, 'x']])).body).name).toBe('say _hi_.txt');
+    const star = `Content-Disposition: form-data; name="file"; filename="fallback.txt"; filename*=UTF-8''%E2%82%AC%20rate.txt`;
+    expect(JSON.parse((await rawUpload([space('raw-parse'), [star, 'y']])).body).name).toBe('€ rate.txt');
   });
 });
 

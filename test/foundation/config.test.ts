@@ -14,6 +14,7 @@ describe('configuration from the environment', () => {
   it('has the documented defaults, every path under HOME', () => {
     const c = loadConfig({ HOME: home });
     expect(c).toMatchObject({ host: '127.0.0.1', port: 5002, agentName: 'runtimea', usageSyncHourUtc: 2, projectsRoot: path.join(home, 'space-projects') });
+    expect(c).toMatchObject({ bodyIdleTimeoutMs: 30_000, jsonLimitBytes: 16 * 1024 * 1024, jsonMaxDepth: 128 });
     expect(c.bins).toEqual({ clia: 'claude', clib: 'codex', runtimea: 'openclaw', syncTool: 'rclone', codehostCli: 'gh' });
     expect(c.paths).toMatchObject({
       registryFile: path.join(home, '.runtimea/runtimea.json'),
@@ -43,6 +44,7 @@ describe('configuration from the environment', () => {
       SPACE_RUNTIMEA_BIN: 'oc',
       SPACE_SYNC_TOOL_BIN: 'rc',
       SPACE_CODEHOST_CLI_BIN: 'gh2',
+      SPACE_BODY_IDLE_TIMEOUT_MS: '250',
     });
     expect(c).toMatchObject({
       port: 6001,
@@ -57,6 +59,7 @@ describe('configuration from the environment', () => {
       deployhostRedirectUri: 'http://127.0.0.1:6001/callback',
       allowedOrigins: ['http://localhost:5173', 'app://space'],
       bins: { clia: '/opt/claude', clib: 'codex2', runtimea: 'oc', syncTool: 'rc', codehostCli: 'gh2' },
+      bodyIdleTimeoutMs: 250,
     });
   });
 
@@ -72,6 +75,8 @@ describe('configuration from the environment', () => {
     ['SPACE_RENDERER_URL', 'file:///opt/space/index.html'],
     ['SPACE_RENDERER_URL', 'app://elsewhere/index.html'],
     ['SPACE_RENDERER_URL', 'http://user@127.0.0.1:5173/'],
+    ['SPACE_BODY_IDLE_TIMEOUT_MS', '0'],
+    ['SPACE_BODY_IDLE_TIMEOUT_MS', '1.5'],
   ])('refuses %s=%s', (name, value) => {
     expect(() => loadConfig({ HOME: home, [name]: value })).toThrow(ConfigError);
   });

@@ -2,6 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { Router } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHeadlessHost } from '../../service/host.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { startService, type TestService } from '../helpers/service.js';
 
 /**
@@ -53,6 +54,60 @@ describe('Host header (DNS rebinding)', () => {
   it.each(['127.0.0.1', 'localhost', '[::1]'])('accepts %s on its own port', async (name) => {
     const res = await svc.post('/probe', { a: 1 }, { headers: { host: `${name}:${svc.port}` } });
     expect(res.status).toBe(200);
+  });
+});
+
+describe('Host smuggling (raw requests)', () => {
+  const raw = (lines: string[]) => rawRequest(svc.port, `${[...lines, 'Connection: close'].join('\r\n')}\r\n\r\n`);
+
+  it.each([
+    ['loopback first, foreign second', ['127.0.0.1:PORT', 'evil.example:PORT']],
+    ['foreign first, loopback second', ['evil.example:PORT', '127.0.0.1:PORT']],
+    ['the same loopback twice', ['127.0.0.1:PORT', '127.0.0.1:PORT']],
+  ])('refuses two Host headers (%s) with 403', async (_label, hosts) => {
+    const res = await raw(['GET /api/secrets/env HTTP/1.1', ...hosts.map((h) => `Host: ${h.replace('PORT', String(svc.port))}`)]);
+    expect(res.status).toBe(403);
+    expect(JSON.parse(res.body)).toEqual({ detail: 'Forbidden host' });
+  });
+
+  it.each(['http://evil.example:PORT/probe', 'http://127.0.0.1.evil.example:PORT/probe', 'http://x@127.0.0.1:PORT/probe', 'https://127.0.0.1:PORT/probe', '*'])(
+    'refuses the absolute-form target %s despite a loopback Host',
+    async (target) => {
+      const res = await raw([`GET ${target.replace('PORT', String(svc.port))} HTTP/1.1`, `Host: 127.0.0.1:${svc.port}`]);
+      expect(res.status).toBe(403);
+      expect(JSON.parse(res.body)).toEqual({ detail: 'Forbidden host' });
+    },
+  );
+
+  it('accepts an absolute-form target whose authority passes the Host check', async () => {
+    const res = await raw([`GET http://localhost:${svc.port}/probe HTTP/1.1`, `Host: 127.0.0.1:${svc.port}`]);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ ok: true });
+  });
+});
+
+describe('every answer is hardened, the guard own ones included', () => {
+  const hardened = (res: { headers: Record<string, string | string[] | undefined> }) => {
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['cache-control']).toBe('no-store');
+  };
+
+  it('403 host, 403 origin, 403 cross-site, 415, 404 and both preflights', async () => {
+    hardened(await svc.get('/health', { headers: { host: 'evil.example' } }));
+    hardened(await svc.get('/health', { headers: { origin: 'https://evil.example' } }));
+    hardened(await svc.get('/health', { headers: { 'sec-fetch-site': 'cross-site' } }));
+    hardened(await svc.request('POST', '/probe', { raw: 'x=1', headers: { 'content-type': 'text/plain' } }));
+    hardened(await svc.get('/nope'));
+    hardened(await svc.request('OPTIONS', '/probe', { headers: { origin: 'app://space', 'access-control-request-method': 'POST' } }));
+    hardened(await svc.request('OPTIONS', '/probe', { headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } }));
+  });
+
+  it('a request the HTTP parser refuses gets a hardened {detail} answer too', async () => {
+    const res = await rawRequest(svc.port, 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header Line\r\n\r\n');
+    expect(res.status).toBe(400);
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(JSON.parse(res.body)).toEqual({ detail: 'Bad Request' });
   });
 });
 
@@ -138,6 +193,9 @@ describe('per-launch token mode', () => {
   it('refuses requests without the token, except the banner', async () => {
     expect((await tokened.get('/')).status).toBe(200);
     await refused(401, () => tokened.get('/health'), 'Missing or invalid token');
+    const res = await tokened.get('/health');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['cache-control']).toBe('no-store');
     await refused(401, () => tokened.post('/probe', {}, { headers: { authorization: `Bearer ${'b'.repeat(64)}` } }));
     await refused(401, () => tokened.post('/probe', {}, { headers: { 'x-space-token': 'short' } }));
   });

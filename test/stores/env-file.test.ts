@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { HttpError } from '../../service/errors.js';
-import { parseEnv, replaceEnv, upsertEnv } from '../../service/stores/env-file.js';
+import * as envFile from '../../service/stores/env-file.js';
+import type { EnvEntry } from '../../service/stores/env-file.js';
+
+// The module works on bytes; these tests write their files as (UTF-8) text.
+const parseEnv = (text: string): EnvEntry[] => envFile.parseEnv(Buffer.from(text));
+const upsertEnv = (text: string, key: string, value: string): string => envFile.upsertEnv(Buffer.from(text), key, value).toString();
+const replaceEnv = (text: string, entries: EnvEntry[]): string => envFile.replaceEnv(Buffer.from(text), entries).toString();
 
 /** A file with everything a hand-edited env file has: the edits must leave it alone. */
 const MESSY = [

@@ -5,6 +5,7 @@ import { HttpError } from '../../errors.js';
 import { CliSessionStore } from '../cli-session-store.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import { runCliaTurn } from './turn.js';
+import { titleFromPrompt } from '../../sessions/title.js';
 
 /**
  * `clia_code`: the Claude Code CLI, one process per turn (`-p`, stream-json out, stdin
@@ -40,14 +41,8 @@ async function prepare(ctx: ServiceContext, store: CliSessionStore, request: Tur
     isNew: !found,
     nativeSessionId: found?.entry.nativeSessionId ?? sessionId,
     prompt,
-    title: found?.entry.title || titleOf(request.text),
+    title: found?.entry.title || titleFromPrompt(request.text),
   };
   return { sessionId, run: (signal) => runCliaTurn(plan, signal) };
 }
 
-/** The first prompt, whitespace collapsed, cut at 200 characters. */
-export function titleOf(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  const chars = [...flat];
-  return chars.length > 200 ? `${chars.slice(0, 199).join('')}…` : flat;
-}

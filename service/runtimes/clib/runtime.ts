@@ -6,7 +6,7 @@ import type { ServiceContext } from '../../context.js';
 import { HttpError } from '../../errors.js';
 import { packageInfo } from '../../status/version.js';
 import { CliSessionStore } from '../cli-session-store.js';
-import { titleOf } from '../clia/runtime.js';
+import { titleFromPrompt } from '../../sessions/title.js';
 import { EventQueue } from '../event-queue.js';
 import { programEnv } from '../program-env.js';
 import type { PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
@@ -83,7 +83,7 @@ export class ClibRuntime implements Runtime {
 
   private prompt(request: TurnRequest): Pick<TurnPlan, 'text' | 'prompt' | 'title'> {
     const prompt = request.skill ? `$${request.skill} ${request.text}` : request.text;
-    const title = titleOf(request.text);
+    const title = titleFromPrompt(request.text);
     return { text: request.text, prompt, title };
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../../context.js';
 import { HttpError } from '../../errors.js';
-import { titleOf } from '../clia/runtime.js';
+import { titleFromPrompt } from '../../sessions/title.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
 import { runtimeaGateway } from './instance.js';
@@ -74,7 +74,7 @@ export class RuntimeaRuntime implements Runtime {
       ...(modelOverride ? { modelOverride } : {}),
       text: request.text,
       ...(request.agentId ? { projectId: request.agentId } : {}),
-      title: titleOf(request.text),
+      title: titleFromPrompt(request.text),
     };
   }
 
