@@ -79,7 +79,7 @@ export function runtimeaLines(sessionId: string, shapes: TurnShape[], start: num
       out.push(rec({ type: 'message', message: { role: 'toolResult', toolCallId: `call_${n - 1}`, toolName: turn.tool.name, content: [{ type: 'text', text: turn.tool.output }], isError: false, timestamp: t } }));
     }
     t += 1500;
-    out.push(rec({ type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: turn.reply }], api: 'openai-completions', provider: 'fake', model: 'fake-model', usage: usage(15300, turn.reply.length / 4), stopReason: 'stop', timestamp: asked, responseId: `chatcmpl-${n}` } }));
+    out.push(rec({ type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: turn.reply }], api: 'openai-completions', provider: 'fake', model: 'fake-model', usage: usage(15300, Math.ceil(turn.reply.length / 4)), stopReason: 'stop', timestamp: asked, responseId: `chatcmpl-${n}` } }));
     out.push(rec({ type: 'custom', customType: 'openclaw:bootstrap-context:full', data: { timestamp: t, sessionId } }));
   }
   return out;
@@ -90,6 +90,7 @@ export function cliaLines(sessionId: string, shapes: TurnShape[], start: number,
   let t = start;
   const out: string[] = [];
   const base = { session_id: sessionId, parent_tool_use_id: null };
+  const running = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0, costUSD: 0 };
   for (const turn of shapes) {
     t += 60_000 + Math.floor(rand() * 600_000);
     const began = t;
@@ -106,7 +107,11 @@ export function cliaLines(sessionId: string, shapes: TurnShape[], start: number,
     t += 1200;
     out.push(JSON.stringify({ type: 'assistant', message: msg([{ type: 'text', text: turn.reply }]), ...base, uuid: uuid(rand), timestamp: new Date(t).toISOString() }));
     const cost = 0.003 + rand() * 0.01;
-    out.push(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: turn.reply, duration_ms: t - began, num_turns: turn.tool ? 2 : 1, session_id: sessionId, total_cost_usd: cost, usage: { input_tokens: 10, cache_creation_input_tokens: 40, cache_read_input_tokens: 24000, output_tokens: Math.ceil(turn.reply.length / 4) }, modelUsage: { 'claude-opus-5-5': { inputTokens: 10, outputTokens: 30, costUSD: cost } }, uuid: uuid(rand) }));
+    // As the CLI writes it: this turn's usage, per model since the last result, and the
+    // conversation's running totals (modelUsage, total_cost_usd) that a reader must not sum.
+    const turnUsage = { inputTokens: 10, outputTokens: Math.ceil(turn.reply.length / 4), cacheReadInputTokens: 24000, cacheCreationInputTokens: 40, costUSD: cost };
+    for (const key of ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheCreationInputTokens', 'costUSD'] as const) running[key] += turnUsage[key];
+    out.push(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: turn.reply, duration_ms: t - began, num_turns: turn.tool ? 2 : 1, session_id: sessionId, total_cost_usd: running.costUSD, usage: { input_tokens: 10, cache_creation_input_tokens: 40, cache_read_input_tokens: 24000, output_tokens: turnUsage.outputTokens }, modelUsage: { 'claude-opus-5-5': { ...running } }, model_usage_since_last_result: { 'claude-opus-5-5': turnUsage }, uuid: uuid(rand) }));
   }
   return out;
 }

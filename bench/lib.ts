@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import type { ChildService } from '../test/helpers/child-service.js';
 import { Worker } from 'node:worker_threads';
 
 export const MB = 1024 * 1024;
@@ -96,4 +97,18 @@ export function probeLatency(port: number, intervalMs = 20): { stop(): Promise<n
       return times;
     },
   };
+}
+
+/** How long `task` took, in ms, with its result. */
+export async function timed<T>(task: () => Promise<T> | T): Promise<[number, T]> {
+  const started = process.hrtime.bigint();
+  const result = await task();
+  return [Number(process.hrtime.bigint() - started) / 1e6, result];
+}
+
+/** GET `target` from a service; anything but 200 throws. */
+export async function ok(service: ChildService, target: string): Promise<any> {
+  const res = await service.request('GET', target);
+  if (res.status !== 200) throw new Error(`${target}: ${res.status} ${res.text}`);
+  return res.json();
 }

@@ -14,21 +14,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { startChildService, type ChildService } from '../test/helpers/child-service.js';
 import { random, runtimeaLines, turns, writeBigLog, writeCorpus } from './corpus.js';
-import { MB, median, percentile, row, rssOf, sampleRss } from './lib.js';
+import { MB, median, ok, percentile, row, rssOf, sampleRss, timed } from './lib.js';
 
 const ROUNDS = 100;
-
-async function timed<T>(task: () => Promise<T>): Promise<[number, T]> {
-  const started = process.hrtime.bigint();
-  const result = await task();
-  return [Number(process.hrtime.bigint() - started) / 1e6, result];
-}
-
-async function ok(service: ChildService, target: string): Promise<any> {
-  const res = await service.request('GET', target);
-  if (res.status !== 200) throw new Error(`${target}: ${res.status} ${res.text}`);
-  return res.json();
-}
 
 async function latencies(service: ChildService, target: string): Promise<number[]> {
   const times: number[] = [];

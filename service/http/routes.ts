@@ -15,6 +15,7 @@ import { runtimeaRoutes } from '../runtimes/runtimea/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
 import { sessionRoutes } from '../sessions/routes.js';
 import { statusRoutes } from '../status/routes.js';
+import { usageRoutes } from '../usage/routes.js';
 
 /** Every feature's router, in one list: the map from the spec's sections to code. */
 export function featureRouters(ctx: ServiceContext): Router[] {
@@ -33,6 +34,7 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     chatRoutes(ctx),
     sessionRoutes(ctx),
     ...connectorRoutes(ctx),
+    usageRoutes(ctx),
     diagnosticsRoutes(ctx),
   ];
 }

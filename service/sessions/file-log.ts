@@ -1,10 +1,10 @@
 import type { FileHandle } from 'node:fs/promises';
 import { open } from './disk.js';
-import type { Stats } from 'node:fs';
+import { closeSync, fstatSync, openSync, type Stats } from 'node:fs';
 import { KeyedLock } from '../stores/lock.js';
 import type { LineContext } from './formats/index.js';
 import { countLine, lineEntries } from './line-entries.js';
-import { backwardLines, forwardLines, readRange } from './lines.js';
+import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';
 
 /** What a cached count is valid for: the file's identity, size and mtime. */
@@ -51,6 +51,9 @@ export interface SavedCount {
 
 const CHECKPOINT_MESSAGES = 500;
 const CHECKPOINT_BYTES = 4 * 1024 * 1024;
+
+/** Says whether a raw log line is worth parsing (a reader that needs only some records). */
+export type LineSelect = (line: Buffer) => boolean;
 
 export function fileKey(st: Pick<Stats, 'ino' | 'size' | 'mtimeMs'>): FileKey {
   return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
@@ -121,8 +124,11 @@ export class FileLogs {
     });
   }
 
-  /** Every entry from the line starting at `from` to the end; `end` resumes after the last one. */
-  async *entries(path: string, format: LogFormat, from = 0): AsyncGenerator<LogEntry & { end: number }> {
+  /**
+   * Every entry from the line starting at `from` to the end; `end` resumes after the last one.
+   * `select`, when given, sees each whole line first: a line it refuses is not parsed.
+   */
+  async *entries(path: string, format: LogFormat, from = 0, select?: LineSelect): AsyncGenerator<LogEntry & { end: number }> {
     const fh = await open(path, 'r');
     try {
       const st = await fh.stat();
@@ -130,14 +136,34 @@ export class FileLogs {
       let end = from;
       for await (const batch of forwardLines(fh, from, st.size)) {
         for (const line of batch) {
-          for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield { ...entry, end: line.end };
+          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield ended(entry, line.end);
           end = line.end;
         }
       }
       const tail = await readRange(fh, end, st.size);
-      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield { ...entry, end: st.size };
+      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield ended(entry, st.size);
     } finally {
       await fh.close();
+    }
+  }
+
+  /** entries() with synchronous reads, for readers off the main thread (a worker's scan). */
+  *entriesSync(path: string, format: LogFormat, from = 0, select?: LineSelect): Generator<LogEntry & { end: number }> {
+    const fd = openSync(path, 'r');
+    try {
+      const st = fstatSync(fd);
+      const fallbackTime = new Date(st.mtimeMs).toISOString();
+      let end = from;
+      for (const batch of forwardLinesSync(fd, from, st.size)) {
+        for (const line of batch) {
+          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield ended(entry, line.end);
+          end = line.end;
+        }
+      }
+      const tail = readRangeSync(fd, end, st.size);
+      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield ended(entry, st.size);
+    } finally {
+      closeSync(fd);
     }
   }
 
@@ -208,6 +234,13 @@ function nearestCheckpoint(state: CountState, index: number): Checkpoint {
     else hi = mid - 1;
   }
   return cps[lo]!;
+}
+
+/** The entry, marked with where to resume after it (entries are made fresh per read: no copy needed). */
+function ended(entry: LogEntry, end: number): LogEntry & { end: number } {
+  const marked = entry as LogEntry & { end: number };
+  marked.end = end;
+  return marked;
 }
 
 function ctxAt(position: number, fallbackTime: string): LineContext {

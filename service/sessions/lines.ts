@@ -1,3 +1,4 @@
+import { readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 
 /**
@@ -53,30 +54,62 @@ class LineBuilder {
  * a 500 MB log costs a few hundred awaits, not millions); bytes after the last newline are left.
  */
 export async function* forwardLines(fh: FileHandle, from: number, to: number): AsyncGenerator<Line[]> {
-  const line = new LineBuilder();
+  const split = new ForwardSplitter(from, to);
+  while (split.pos < to) {
+    const batch = split.take(await readExactly(fh, split.pos, split.next(), split.buffer));
+    if (batch.length > 0) yield batch;
+  }
+}
+
+/** forwardLines on a file descriptor, with synchronous reads: for readers off the main thread. */
+export function* forwardLinesSync(fd: number, from: number, to: number): Generator<Line[]> {
+  const split = new ForwardSplitter(from, to);
+  while (split.pos < to) {
+    const batch = split.take(readExactlySync(fd, split.pos, split.next(), split.buffer));
+    if (batch.length > 0) yield batch;
+  }
+}
+
+/** Chunks read in order -> the lines that end in them. */
+class ForwardSplitter {
+  private readonly line = new LineBuilder();
   // One buffer for the whole read: a batch is used up before the next chunk is read, and the
   // piece of a line that runs on into the next chunk is copied out.
-  const buffer = Buffer.allocUnsafe(Math.min(FORWARD_CHUNK, Math.max(1, to - from)));
-  let pos = from;
-  let lineStart = from;
-  while (pos < to) {
-    const chunk = await readExactly(fh, pos, Math.min(buffer.length, to - pos), buffer);
+  readonly buffer: Buffer;
+  pos: number;
+  private lineStart: number;
+
+  constructor(
+    from: number,
+    private readonly to: number,
+  ) {
+    this.buffer = Buffer.allocUnsafe(Math.min(FORWARD_CHUNK, Math.max(1, to - from)));
+    this.pos = from;
+    this.lineStart = from;
+  }
+
+  /** How many bytes to read next, at `pos`. */
+  next(): number {
+    return Math.min(this.buffer.length, this.to - this.pos);
+  }
+
+  take(chunk: Buffer): Line[] {
     const batch: Line[] = [];
     let at = 0;
     for (;;) {
       const nl = chunk.indexOf(NL, at);
       if (nl === -1) {
-        line.add(Buffer.from(chunk.subarray(at)));
+        this.line.add(Buffer.from(chunk.subarray(at)));
         break;
       }
-      line.add(chunk.subarray(at, nl));
-      const bytes = line.take(false);
-      if (bytes) batch.push({ bytes, start: lineStart, end: pos + nl + 1 });
+      this.line.add(chunk.subarray(at, nl));
+      const bytes = this.line.take(false);
+      if (bytes) batch.push({ bytes, start: this.lineStart, end: this.pos + nl + 1 });
       at = nl + 1;
-      lineStart = pos + at;
+      this.lineStart = this.pos + at;
     }
-    pos += chunk.length;
-    if (batch.length > 0) yield batch;
+    this.pos += chunk.length;
+    return batch;
   }
 }
 
@@ -120,6 +153,23 @@ async function readExactly(fh: FileHandle, position: number, length: number, int
   let filled = 0;
   while (filled < length) {
     const { bytesRead } = await fh.read(buf, filled, length - filled, position + filled);
+    if (bytesRead === 0) throw new LogChangedError();
+    filled += bytesRead;
+  }
+  return buf;
+}
+
+/** readRange with synchronous reads. */
+export function readRangeSync(fd: number, from: number, to: number): Buffer | undefined {
+  if (to <= from || to - from > MAX_LINE_BYTES) return undefined;
+  return trimCr(readExactlySync(fd, from, to - from));
+}
+
+function readExactlySync(fd: number, position: number, length: number, into?: Buffer): Buffer {
+  const buf = into ? into.subarray(0, length) : Buffer.allocUnsafe(length);
+  let filled = 0;
+  while (filled < length) {
+    const bytesRead = readSync(fd, buf, filled, length - filled, position + filled);
     if (bytesRead === 0) throw new LogChangedError();
     filled += bytesRead;
   }

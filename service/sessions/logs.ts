@@ -1,5 +1,5 @@
 import { stat } from './disk.js';
-import { FileLogs, type FileKey, type Page } from './file-log.js';
+import { FileLogs, type FileKey, type LineSelect, type Page } from './file-log.js';
 import { LegacyLogs } from './legacy-log.js';
 import { LogChangedError } from './lines.js';
 import { SqliteLogs } from './sqlite-log.js';
@@ -53,12 +53,12 @@ export class LogReader {
   /**
    * Every entry after `from` (a byte offset of a line start for files, a row seq for SQLite,
    * an array index for legacy records), each with `end`: where to resume to read only what
-   * was appended since.
+   * was appended since. `select` may skip lines of JSONL files unparsed (other logs are read whole).
    */
-  async *entries(ref: LogRef, from: number): AsyncGenerator<LogEntry & { end: number }> {
+  async *entries(ref: LogRef, from: number, select?: LineSelect): AsyncGenerator<LogEntry & { end: number }> {
     switch (ref.kind) {
       case 'file':
-        yield* this.files.entries(ref.path, ref.format, from);
+        yield* this.files.entries(ref.path, ref.format, from, select);
         return;
       case 'legacy': {
         const entries = await this.legacy.entries(ref.path);

@@ -1,4 +1,5 @@
 import type { AgentName } from '../runtimes/runtime.js';
+import type { LineSelect } from './file-log.js';
 import type { SessionIndex } from './session-index.js';
 import type { LogEntry, LogRef } from './types.js';
 
@@ -54,35 +55,48 @@ export function startCursor(): Cursor {
 /**
  * Every entry from `cursor.position` on, in log order. The cursor is advanced as entries
  * are consumed. Usage records without a time of their own (clia `result`) get the time of
- * the entry before them.
+ * the entry before them. `select` (see LogReader.entries) lets a reader skip lines it has no
+ * use for; `index` may be a bare `{logs: new LogReader()}` (a worker thread has no index).
  */
-export async function* readLog(index: SessionIndex, log: LogRef, cursor: Cursor): AsyncGenerator<AnnotatedEntry> {
-  for await (const entry of index.logs.entries(log, cursor.position)) {
-    if (entry.kind === 'message') {
-      const m = entry.message;
-      if (m.role === 'user') {
-        cursor.turn++;
-        cursor.turnStartedAt = m.timestamp;
-        cursor.tools = [];
-      } else if (m.tool_call) cursor.tools.push(m.tool_call.name);
-      cursor.lastTime = m.timestamp;
-      cursor.position = entry.end;
-      yield { ...entry, turn: cursor.turn, ...(cursor.turnStartedAt ? { turnStartedAt: cursor.turnStartedAt } : {}) };
-      continue;
-    }
-    const timestamp = entry.usage.timestamp ?? cursor.lastTime;
-    const tools = cursor.tools;
-    cursor.tools = [];
-    if (timestamp) cursor.lastTime = timestamp;
+export async function* readLog(index: Pick<SessionIndex, 'logs'>, log: LogRef, cursor: Cursor, select?: LineSelect): AsyncGenerator<AnnotatedEntry> {
+  for await (const entry of index.logs.entries(log, cursor.position, select)) yield annotate(entry, cursor);
+}
+
+/** readLog of a JSONL log with synchronous reads, for a scan on a worker thread. */
+export function* readFileLogSync(reader: Pick<SessionIndex, 'logs'>, log: Extract<LogRef, { kind: 'file' }>, cursor: Cursor, select?: LineSelect): Generator<AnnotatedEntry> {
+  for (const entry of reader.logs.files.entriesSync(log.path, log.format, cursor.position, select)) yield annotate(entry, cursor);
+}
+
+/**
+ * One entry with its turn, tools and response time; moves the cursor past it. The entry is
+ * annotated in place (the readers make each entry afresh; a cached record's `usage` is copied).
+ */
+function annotate(entry: LogEntry & { end: number }, cursor: Cursor): AnnotatedEntry {
+  const out = entry as AnnotatedEntry;
+  if (entry.kind === 'message') {
+    const m = entry.message;
+    if (m.role === 'user') {
+      cursor.turn++;
+      cursor.turnStartedAt = entry.sentAt ?? m.timestamp;
+      cursor.tools = [];
+    } else if (m.tool_call) cursor.tools.push(m.tool_call.name);
+    cursor.lastTime = m.timestamp;
     cursor.position = entry.end;
-    const response = timestamp && cursor.turnStartedAt ? Date.parse(timestamp) - Date.parse(cursor.turnStartedAt) : NaN;
-    yield {
-      ...entry,
-      usage: { ...entry.usage, ...(timestamp ? { timestamp } : {}) },
-      turn: cursor.turn,
-      ...(cursor.turnStartedAt ? { turnStartedAt: cursor.turnStartedAt } : {}),
-      tools,
-      ...(Number.isFinite(response) && response >= 0 ? { responseMs: response } : {}),
-    };
+    out.turn = cursor.turn;
+    if (cursor.turnStartedAt) out.turnStartedAt = cursor.turnStartedAt;
+    return out;
   }
+  const timestamp = entry.usage.timestamp ?? cursor.lastTime;
+  const tools = cursor.tools;
+  cursor.tools = [];
+  if (timestamp) cursor.lastTime = timestamp;
+  cursor.position = entry.end;
+  const response = timestamp && cursor.turnStartedAt ? Date.parse(timestamp) - Date.parse(cursor.turnStartedAt) : NaN;
+  const usage = out as Extract<AnnotatedEntry, { kind: 'usage' }>;
+  if (timestamp && timestamp !== entry.usage.timestamp) usage.usage = { ...entry.usage, timestamp };
+  usage.turn = cursor.turn;
+  if (cursor.turnStartedAt) usage.turnStartedAt = cursor.turnStartedAt;
+  usage.tools = tools;
+  if (Number.isFinite(response) && response >= 0) usage.responseMs = response;
+  return usage;
 }

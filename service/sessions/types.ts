@@ -60,6 +60,11 @@ export interface UsageRecord {
   usage: Usage;
   /** How long the call or turn took, when the log states it. */
   durationMs?: number;
+  /**
+   * Set when the log may hold the same model call more than once (Claude Code's on-disk
+   * records repeat a message's usage on each of its content blocks): count one record per key.
+   */
+  dedupeKey?: string;
 }
 
 /**
@@ -67,7 +72,13 @@ export interface UsageRecord {
  * `position` is the line's byte offset in the log (the row's seq for the SQLite store).
  */
 export type LogEntry =
-  | { kind: 'message'; position: number; message: Message }
+  | {
+      kind: 'message';
+      position: number;
+      message: Message;
+      /** When a prompt was sent, where the log records it apart from when it was written (OpenClaw writes a turn's records as it ends). */
+      sentAt?: string;
+    }
   | { kind: 'usage'; position: number; usage: UsageRecord };
 
 /** The on-disk log formats the pipeline reads. */

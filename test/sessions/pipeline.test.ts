@@ -56,7 +56,8 @@ describe('readLog', () => {
     const calls = usages(entries);
     expect(calls).toHaveLength(4);
     expect(calls[0]).toMatchObject({ turn: 1, tools: [], usage: { id: '84e6cbbd', model: 'fake-model', timestamp: '2026-11-21T15:17:50.726Z', usage: { input: 12703, output: 9, cacheRead: 6351, cacheWrite: 0, costUsd: 0.040149300000000006 }, durationMs: 192 } });
-    expect(calls[2]).toMatchObject({ turn: 3, tools: ['session_status'], turnStartedAt: '2026-11-21T15:17:52.582Z', responseMs: 118 });
+    // The turn starts when the prompt was sent (message.timestamp), not when OpenClaw wrote it at the turn's end.
+    expect(calls[2]).toMatchObject({ turn: 3, tools: ['session_status'], turnStartedAt: '2026-11-21T15:17:51.956Z', responseMs: 744 });
     expect(calls[3]).toMatchObject({ turn: 3, tools: [] });
     expect(entries.filter((e) => e.kind === 'message')).toHaveLength(8);
   });

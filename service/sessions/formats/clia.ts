@@ -10,8 +10,10 @@ import { looksWhole, topType } from './quick.js';
  *   Echoes of the prompt (`isReplay`), meta prompts (`isMeta`) and sub-agent traffic
  *   (`parent_tool_use_id` set, or `isSidechain`) are not messages.
  * - assistant: one line per content block: text -> assistant message, tool_use -> tool
- *   message; thinking blocks are not shown.
- * - result: the turn's usage (tokens of this turn, cost of this turn when stated).
+ *   message; thinking blocks are not shown. On stdout its usage is the message's start
+ *   (the turn's usage is in `result`); in the CLI's own on-disk records (`requestId`) it is
+ *   the final usage, repeated on every block: a usage record keyed for deduplication.
+ * - result: the turn's usage, one record per model (tokens and cost of this turn).
  * - stream_event (partial messages), system, rate_limit_event, control_*: not messages.
  */
 export function normalizeClia(record: unknown, ctx: LineContext): LogEntry[] {
@@ -62,44 +64,66 @@ function assistant(record: Json, ctx: LineContext): LogEntry[] {
   const time = isoTime(record.timestamp);
   const blocks = Array.isArray(message.content) ? message.content : typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [];
   const shown = blocks.filter((b): b is Json => isObject(b) && (b.type === 'text' || b.type === 'tool_use'));
-  return shown.map((block, n) => {
+  const out: LogEntry[] = shown.map((block, n) => {
     const blockId = shown.length === 1 ? id : `${id}:${n}`;
     if (block.type === 'text') return messageEntry(ctx, blockId, 'assistant', time, { text: str(block.text) ?? '' });
     return messageEntry(ctx, blockId, 'tool', time, { tool_call: { id: str(block.id) ?? '', name: str(block.name) ?? '', input: block.input ?? {} } });
   });
+  const requestId = str(record.requestId);
+  const messageId = str(message.id);
+  if (requestId && messageId && isObject(message.usage) && message.model !== '<synthetic>') {
+    const u = message.usage;
+    out.push(
+      usageEntry(ctx, {
+        id,
+        timestamp: time,
+        model: str(message.model),
+        usage: { input: num(u.input_tokens), output: num(u.output_tokens), cacheRead: num(u.cache_read_input_tokens), cacheWrite: num(u.cache_creation_input_tokens), ...(typeof record.costUSD === 'number' ? { costUsd: record.costUSD } : {}) },
+        dedupeKey: `${messageId}:${requestId}`,
+      }),
+    );
+  }
+  return out;
 }
 
 /**
- * The turn's tokens are `usage`; the turn's cost is `model_usage_since_last_result` (one
- * process can run several turns, and `total_cost_usd` is then the process's running total).
+ * One usage record per model of the turn, from `model_usage_since_last_result` (tokens and
+ * cost of this turn; one process can run several turns). Without it (older CLIs) the turn's
+ * `usage` is taken, unpriced by the log: `modelUsage` and `total_cost_usd` are the totals of
+ * the whole conversation once it is resumed, never one turn's.
  */
 function result(record: Json, ctx: LineContext): LogEntry[] {
-  const u = isObject(record.usage) ? record.usage : undefined;
-  if (!u) return [];
-  const perModel = isObject(record.model_usage_since_last_result) ? record.model_usage_since_last_result : isObject(record.modelUsage) ? record.modelUsage : {};
-  let cost: number | undefined;
-  let model: string | undefined;
-  let top = -1;
-  for (const [name, stats] of Object.entries(perModel)) {
-    if (!isObject(stats)) continue;
-    const c = num(stats.costUSD);
-    cost = (cost ?? 0) + c;
-    if (c > top) [top, model] = [c, name];
+  const id = idOf(record, ctx);
+  const timestamp = isoTime(record.timestamp);
+  const duration = typeof record.duration_ms === 'number' ? { durationMs: record.duration_ms } : {};
+  const perModel = isObject(record.model_usage_since_last_result) ? Object.entries(record.model_usage_since_last_result).filter((e): e is [string, Json] => isObject(e[1])) : undefined;
+  if (perModel && perModel.length > 0) {
+    return perModel.map(([model, stats], n) =>
+      usageEntry(ctx, {
+        id: n === 0 ? id : `${id}:${n}`,
+        timestamp,
+        model,
+        usage: {
+          input: num(stats.inputTokens),
+          output: num(stats.outputTokens),
+          cacheRead: num(stats.cacheReadInputTokens),
+          cacheWrite: num(stats.cacheCreationInputTokens),
+          ...(typeof stats.costUSD === 'number' ? { costUsd: stats.costUSD } : {}),
+        },
+        ...duration,
+      }),
+    );
   }
-  if (cost === undefined && typeof record.total_cost_usd === 'number') cost = record.total_cost_usd;
+  if (perModel || !isObject(record.usage)) return [];
+  const u = record.usage;
+  const models = isObject(record.modelUsage) ? Object.keys(record.modelUsage) : [];
   return [
     usageEntry(ctx, {
-      id: idOf(record, ctx),
-      timestamp: isoTime(record.timestamp),
-      model,
-      usage: {
-        input: num(u.input_tokens),
-        output: num(u.output_tokens),
-        cacheRead: num(u.cache_read_input_tokens),
-        cacheWrite: num(u.cache_creation_input_tokens),
-        ...(cost !== undefined ? { costUsd: cost } : {}),
-      },
-      ...(typeof record.duration_ms === 'number' ? { durationMs: record.duration_ms } : {}),
+      id,
+      timestamp,
+      model: models.length === 1 ? models[0] : undefined,
+      usage: { input: num(u.input_tokens), output: num(u.output_tokens), cacheRead: num(u.cache_read_input_tokens), cacheWrite: num(u.cache_creation_input_tokens) },
+      ...duration,
     }),
   ];
 }

@@ -41,6 +41,9 @@ export function capDeep(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/** toISOString's own form; days 29-31 are left to Date, which rolls 02-30 over to 03-02. */
+const CANONICAL_ISO = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
 /** An ISO time from an ISO string or epoch ms, else undefined. */
 export function isoTime(value: unknown): string | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) {
@@ -48,6 +51,8 @@ export function isoTime(value: unknown): string | undefined {
     return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
   }
   if (typeof value === 'string' && value) {
+    // Most logs already write this exact form (toISOString's): no Date round trip per line.
+    if (value.length === 24 && CANONICAL_ISO.test(value)) return value;
     const d = new Date(value);
     return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
   }

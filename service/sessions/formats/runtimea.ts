@@ -6,7 +6,8 @@ import { eachElement, looksWhole, spanAt, spanIs, startsWith, topTypeSpan } from
  * runtimea (OpenClaw) transcript records: `<sessionId>.jsonl` lines (2026.7.1) and
  * `transcript_events.event_json` rows (2026.7.2+) are the same records. Only `message`
  * records hold messages:
- * - user: one user message;
+ * - user: one user message (with the time it was sent, `message.timestamp`: the record's own
+ *   time is when the turn was written, at its end);
  * - assistant: one assistant message (its text blocks, or the error text) unless it only
  *   calls tools, then one tool message per `toolCall` block; its `usage` is one model call;
  * - toolResult: one tool message with the result;
@@ -20,8 +21,11 @@ export function normalizeRuntimea(record: unknown, ctx: LineContext): LogEntry[]
   const id = str(record.id) ?? `@${ctx.position}`;
   const time = isoTime(record.timestamp) ?? isoTime(m.timestamp);
   switch (m.role) {
-    case 'user':
-      return [messageEntry(ctx, id, 'user', time, { text: textOf(m.content) })];
+    case 'user': {
+      const entry = messageEntry(ctx, id, 'user', time, { text: textOf(m.content) });
+      const sent = isoTime(m.timestamp);
+      return [sent && entry.kind === 'message' ? { ...entry, sentAt: sent } : entry];
+    }
     case 'assistant':
       return assistant(m, id, time, ctx);
     case 'toolResult':

@@ -1,0 +1,122 @@
+import type { AnnotatedEntry, Cursor } from '../sessions/pipeline.js';
+import { startCursor } from '../sessions/pipeline.js';
+import type { Usage } from '../sessions/types.js';
+import { dateOf, dayOf } from './days.js';
+import { costOf, entryOn, priceKey, type PriceTable } from './pricing.js';
+import type { LogUsage, UsageRow } from './types.js';
+
+/**
+ * Annotated log entries -> one log's LogUsage, added to as the log grows. Pure (no I/O, no
+ * clock): the scan feeds it the entries read after the saved cursor, and saves the state.
+ *
+ * - a usage record adds its tokens and cost to its (UTC day, model) row; its cost is the
+ *   log's own when the log states one, else the table's price for that model on that day,
+ *   else nothing and the record counts as unpriced. A stated cost of 0 for a record with
+ *   tokens is taken as "not stated": OpenClaw writes 0 for models it has no price for.
+ * - records with a dedupe key (Claude Code's on-disk records repeat each message's usage on
+ *   every content block) count once per key; their tool calls count every time.
+ * - tool calls count for the record that made them (the tools of its model call or turn).
+ * - response time: per turn, from the prompt to the last usage record of the turn (the end
+ *   of its answer), or the turn's duration as the log states it when the prompt is not in
+ *   the log; the day is the answer's.
+ */
+export interface ScanState {
+  cursor: Cursor;
+  /** Turn of the last value in `responses` (a later record of that turn replaces it). */
+  lastResponseTurn: number;
+  /** Dedupe keys already counted. */
+  seen: Set<string>;
+}
+
+export function startState(): ScanState {
+  return { cursor: startCursor(), lastResponseTurn: -1, seen: new Set() };
+}
+
+/** Costs of records by model and day, with the lookups remembered (one table, one scan). */
+export class Pricer {
+  private readonly keys = new Map<string, string | null>();
+
+  constructor(readonly table: PriceTable) {}
+
+  /** USD at the table's rate in force on `day`, or undefined when the model has no price. */
+  cost(model: string, day: number, usage: Usage): number | undefined {
+    let key = this.keys.get(model);
+    if (key === undefined) {
+      key = priceKey(this.table, model) ?? null;
+      this.keys.set(model, key);
+    }
+    if (key === null) return undefined;
+    const entry = entryOn(this.table.models.get(key)!, dateOf(day));
+    return entry ? costOf(entry, usage) : undefined;
+  }
+}
+
+export const UNKNOWN_MODEL = 'unknown';
+
+/** The log's own cost when it states one, else the table's price; undefined when neither. */
+export function recordCost(pricer: Pricer, model: string, day: number, u: Usage): number | undefined {
+  const tokens = u.input + u.output + u.cacheRead + u.cacheWrite;
+  const stated = u.costUsd !== undefined && !(u.costUsd === 0 && tokens > 0) ? u.costUsd : undefined;
+  return stated ?? pricer.cost(model, day, u);
+}
+
+export class UsageCollector {
+  constructor(
+    private readonly usage: LogUsage,
+    private readonly state: ScanState,
+    private readonly pricer: Pricer,
+    /** The day of records with no time at all (the log's last change). */
+    private readonly fallbackDay: number,
+  ) {}
+
+  add(entry: AnnotatedEntry): void {
+    if (entry.kind === 'message') {
+      const role = entry.message.role;
+      if (role === 'user' || role === 'assistant') {
+        const day = dayOf(entry.message.timestamp) ?? this.fallbackDay;
+        this.usage.messages.set(day, (this.usage.messages.get(day) ?? 0) + 1);
+      }
+      return;
+    }
+    const record = entry.usage;
+    const day = dayOf(record.timestamp) ?? this.fallbackDay;
+    const row = this.row(day, record.model || UNKNOWN_MODEL);
+    for (const tool of entry.tools) row.tools[tool] = (row.tools[tool] ?? 0) + 1;
+    const ms = entry.responseMs ?? record.durationMs;
+    if (ms !== undefined) this.respond(entry.turn, day, ms);
+    if (record.dedupeKey !== undefined) {
+      if (this.state.seen.has(record.dedupeKey)) return;
+      this.state.seen.add(record.dedupeKey);
+    }
+    const u = record.usage;
+    row.input += u.input;
+    row.output += u.output;
+    row.cacheRead += u.cacheRead;
+    row.cacheWrite += u.cacheWrite;
+    row.records++;
+    const cost = recordCost(this.pricer, row.model, day, u);
+    if (cost === undefined) row.unpriced++;
+    else row.cost += cost;
+  }
+
+  private row(day: number, model: string): UsageRow {
+    const key = `${day}\0${model}`;
+    let row = this.usage.rows.get(key);
+    if (!row) {
+      row = { day, model, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, records: 0, unpriced: 0, tools: {} };
+      this.usage.rows.set(key, row);
+    }
+    return row;
+  }
+
+  private respond(turn: number, day: number, ms: number): void {
+    const r = this.usage.responses;
+    if (turn > 0 && turn === this.state.lastResponseTurn && r.length >= 2) {
+      r[r.length - 2] = day;
+      r[r.length - 1] = ms;
+    } else {
+      r.push(day, ms);
+    }
+    this.state.lastResponseTurn = turn;
+  }
+}

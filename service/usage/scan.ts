@@ -1,0 +1,18 @@
+import { readLog } from '../sessions/pipeline.js';
+import type { SessionIndex } from '../sessions/session-index.js';
+import type { LogRef } from '../sessions/types.js';
+import { UsageCollector, type Pricer, type ScanState } from './collect.js';
+import { USAGE_LINES } from './select.js';
+import type { LogUsage } from './types.js';
+
+/**
+ * Reads one log from where its state stopped, through the sessions pipeline, into its
+ * LogUsage. Only lines that can hold a prompt, a tool call or usage are parsed. When it
+ * throws, state and usage hold what was read before the failure, consistently (the cursor
+ * moves with each entry added); the caller decides whether to start over.
+ */
+export async function scanLog(reader: Pick<SessionIndex, 'logs'>, log: LogRef, state: ScanState, usage: LogUsage, pricer: Pricer, fallbackDay: number): Promise<void> {
+  const collector = new UsageCollector(usage, state, pricer, fallbackDay);
+  const select = log.kind === 'file' ? USAGE_LINES[log.format] : undefined;
+  for await (const entry of readLog(reader, log, state.cursor, select)) collector.add(entry);
+}

@@ -1,0 +1,175 @@
+import { stat } from 'node:fs/promises';
+import type { Logger } from '../log.js';
+import { sessionLogs, type SessionLog } from '../sessions/pipeline.js';
+import { eachLimited } from '../sessions/limit.js';
+import type { LogChange, SessionIndex } from '../sessions/session-index.js';
+import type { LogRef } from '../sessions/types.js';
+import { Pricer, startState, type ScanState } from './collect.js';
+import { dayOfMs } from './days.js';
+import type { CurrentPrices, PriceFiles } from './price-file.js';
+import type { BatchRequest, BatchResult } from './scan-batch.js';
+import { scanLog } from './scan.js';
+import { emptyUsage, type LogUsage, type SessionUsage } from './types.js';
+import type { ScanWorkers } from './workers.js';
+
+interface Tracked {
+  /** What the log was when last read: a file's inode and size. */
+  ino?: number;
+  size?: number;
+  state: ScanState;
+  usage: LogUsage;
+}
+
+/** A pass cut short by shutdown. */
+export class StoreStopped extends Error {
+  constructor() {
+    super('usage store stopped');
+  }
+}
+
+const SCAN_CONCURRENCY = 8;
+/** New logs that make a cold pass worth the workers, and logs per batch sent to one. */
+const WORKER_MIN_LOGS = 8;
+const WORKER_BATCH = 64;
+
+/**
+ * Every session's usage, recomputed on each request from per-log aggregates that are read
+ * incrementally: a log is read only when it is new to the store or the session index has
+ * reported a change to it since (SessionIndex.onLogChange), and then only from where the
+ * last read stopped, unless the file was replaced or cut short. On an unchanged corpus a
+ * request reads nothing. A change of prices in force (the override file) starts over.
+ */
+export class UsageStore {
+  private readonly tracked = new Map<string, Tracked>();
+  /** Paths (log files, SQLite stores) changed since the last refresh. */
+  private readonly dirty = new Set<string>();
+  private pricesVersion: string | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private unsubscribe: (() => void) | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly index: SessionIndex,
+    private readonly prices: PriceFiles,
+    private readonly log: Logger,
+    /** Threads for the cold pass; without them every log is read in-process. */
+    private readonly workers?: ScanWorkers,
+  ) {}
+
+  start(): void {
+    this.unsubscribe ??= this.index.onLogChange((changes: LogChange[]) => {
+      for (const change of changes) this.dirty.add(change.path);
+    });
+  }
+
+  /** Stops listening; a pass under way stops at the next log, and its request fails. */
+  async stop(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    await this.workers?.close();
+  }
+
+  /** Every session with a log, newest first, each with its usage brought up to date. */
+  sessions(): Promise<{ sessions: SessionUsage[]; overrideError?: string }> {
+    // One refresh at a time: a second request waits, then finds (almost) nothing to read.
+    const run = this.queue.then(() => this.refresh());
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async refresh(): Promise<{ sessions: SessionUsage[]; overrideError?: string }> {
+    const prices = await this.prices.current();
+    if (prices.version !== this.pricesVersion) {
+      this.tracked.clear();
+      this.pricesVersion = prices.version;
+    }
+    const pricer = new Pricer(prices.table);
+    const logs = await sessionLogs(this.index);
+    const dirty = new Set(this.dirty);
+    this.dirty.clear();
+    const wanted = new Set(logs.map((l) => logId(l.log)));
+    for (const id of this.tracked.keys()) if (!wanted.has(id)) this.tracked.delete(id);
+    const todo = logs.filter((l) => !this.tracked.has(logId(l.log)) || dirty.has(pathOf(l.log)));
+    // New JSONL logs are read from the start on worker threads when there are enough of them;
+    // what was appended to known logs, and the other stores, in-process.
+    const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)));
+    const onWorkers = this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : [];
+    const inProcess = onWorkers.length > 0 ? todo.filter((l) => !onWorkers.includes(l)) : todo;
+    await Promise.all([this.readOnWorkers(onWorkers, prices, pricer), eachLimited(inProcess, SCAN_CONCURRENCY, (l) => this.read(l, pricer))]);
+    // Half a pass is no report (the daily sync must never send one).
+    if (this.closed) throw new StoreStopped();
+    const sessions: SessionUsage[] = [];
+    for (const l of logs) {
+      const t = this.tracked.get(logId(l.log));
+      if (t) sessions.push({ sessionId: l.sessionId, agentName: l.agentName, title: l.title, updatedAtMs: l.updatedAtMs, usage: t.usage });
+    }
+    return { sessions, ...(prices.overrideError ? { overrideError: prices.overrideError } : {}) };
+  }
+
+  private async readOnWorkers(logs: SessionLog[], prices: CurrentPrices, pricer: Pricer): Promise<void> {
+    if (logs.length === 0) return;
+    const batches: BatchRequest[] = [];
+    for (let i = 0; i < logs.length; i += WORKER_BATCH) {
+      batches.push({ prices: prices.documents, logs: logs.slice(i, i + WORKER_BATCH).map((l) => ({ key: logId(l.log), ref: l.log as Extract<LogRef, { kind: 'file' }> })) });
+    }
+    let results: BatchResult[][];
+    const started = Date.now();
+    try {
+      results = await this.workers!.run(batches);
+      this.log.debug({ logs: logs.length, ms: Date.now() - started }, 'usage: new logs read on scan workers');
+    } catch {
+      if (this.closed) return;
+      await eachLimited(logs, SCAN_CONCURRENCY, (l) => this.read(l, pricer));
+      return;
+    }
+    for (const r of results.flat()) {
+      if ('error' in r) {
+        if (r.code !== 'ENOENT' && r.code !== 'ENOTDIR') this.log.warn({ log: r.key, err: r.error }, 'usage: log not read');
+        continue;
+      }
+      this.tracked.set(r.key, { ino: r.ino, size: r.size, state: r.state, usage: r.usage });
+    }
+  }
+
+  /** Reads what is new in one log; a log that is gone or unreadable is left out. */
+  private async read(l: SessionLog, pricer: Pricer): Promise<void> {
+    if (this.closed) return;
+    const id = logId(l.log);
+    let t = this.tracked.get(id);
+    let fallbackDay = dayOfMs(l.updatedAtMs || Date.now());
+    let ino: number | undefined;
+    let size: number | undefined;
+    if (l.log.kind !== 'sqlite') {
+      const st = await stat(l.log.path).catch(() => undefined);
+      if (!st) {
+        this.tracked.delete(id);
+        return;
+      }
+      ({ ino, size } = st);
+      fallbackDay = dayOfMs(st.mtimeMs);
+      // Replaced, cut short, or a whole-document legacy record: read again from the start.
+      if (t && (l.log.kind === 'legacy' || t.ino !== ino || (t.size ?? 0) > size)) t = undefined;
+    }
+    t ??= { state: startState(), usage: emptyUsage() };
+    t.ino = ino;
+    t.size = size;
+    this.tracked.set(id, t);
+    try {
+      await scanLog(this.index, l.log, t.state, t.usage, pricer, fallbackDay);
+    } catch (err) {
+      this.tracked.delete(id);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.log.warn({ log: pathOf(l.log), err: String(err) }, 'usage: log not read');
+    }
+  }
+}
+
+function logId(ref: LogRef): string {
+  return ref.kind === 'sqlite' ? `${ref.db}\0${ref.sessionId}` : ref.path;
+}
+
+/** The path the session index reports changes of. */
+function pathOf(ref: LogRef): string {
+  return ref.kind === 'sqlite' ? ref.db : ref.path;
+}

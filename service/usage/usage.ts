@@ -1,0 +1,122 @@
+import path from 'node:path';
+import type { ServiceContext } from '../context.js';
+import { HttpError } from '../errors.js';
+import { sessionLogs } from '../sessions/pipeline.js';
+import { eachLimited } from '../sessions/limit.js';
+import { usageReport, type UsageReport } from './aggregate.js';
+import { Pricer } from './collect.js';
+import { dayOfMs } from './days.js';
+import { analyticsOf, byTime, sessionsList, summary, summaryCard, type AnalyticsMessage } from './legacy.js';
+import { PriceFiles } from './price-file.js';
+import { UsageStore } from './store.js';
+import { UsageSync } from './sync.js';
+import type { SessionUsage } from './types.js';
+import { ScanWorkers } from './workers.js';
+
+/** The files of this feature, all derived from HOME and the app root. */
+export function usagePaths(ctx: Pick<ServiceContext, 'config'>): { prices: string; override: string; watermark: string } {
+  const state = path.dirname(ctx.config.paths.stateFile);
+  return {
+    prices: path.join(ctx.config.paths.appRoot, 'config', 'usage', 'prices.json'),
+    override: path.join(state, 'prices.json'),
+    watermark: path.join(state, 'usage-sync.json'),
+  };
+}
+
+/** Usage analytics over the session index, and the daily report to the upstream service. */
+export class UsageService {
+  readonly prices: PriceFiles;
+  readonly store: UsageStore;
+  readonly sync: UsageSync;
+
+  constructor(
+    private readonly ctx: ServiceContext,
+    private readonly now: () => number = Date.now,
+  ) {
+    const files = usagePaths(ctx);
+    this.prices = new PriceFiles(files.prices, files.override, ctx.log);
+    this.store = new UsageStore(ctx.sessions, this.prices, ctx.log, new ScanWorkers(ctx.log));
+    this.sync = new UsageSync(
+      { sessions: async () => (await this.store.sessions()).sessions, auth: ctx.auth, upstream: ctx.upstream, log: ctx.log },
+      { hourUtc: ctx.config.usageSyncHourUtc, file: files.watermark, now },
+    );
+  }
+
+  start(): void {
+    this.store.start();
+    this.sync.start();
+  }
+
+  /** Stops the timer, then the store (a pass under way ends at its next log), then waits for a report under way. */
+  async stop(): Promise<void> {
+    const sync = this.sync.stop();
+    await this.store.stop();
+    await sync;
+  }
+
+  async report(days: number): Promise<UsageReport & { prices_override_error?: string }> {
+    const started = Date.now();
+    const { sessions, overrideError } = await this.store.sessions();
+    const read = Date.now();
+    const report = usageReport(sessions, { days, today: dayOfMs(this.now()), pricesAsOf: this.prices.asOf });
+    const summed = Date.now();
+    await this.fillTitles(report.by_session);
+    this.ctx.log.debug({ days, read_ms: read - started, sum_ms: summed - read, titles_ms: Date.now() - summed }, 'usage report');
+    return overrideError ? { ...report, prices_override_error: overrideError } : report;
+  }
+
+  async summary(): Promise<ReturnType<typeof summary>> {
+    return summary(await this.runtimea());
+  }
+
+  async card(): Promise<ReturnType<typeof summaryCard>> {
+    return summaryCard(await this.runtimea(), dayOfMs(this.now()));
+  }
+
+  async sessions(): Promise<ReturnType<typeof sessionsList>> {
+    const list = sessionsList(await this.runtimea());
+    await this.fillTitles(list);
+    return list;
+  }
+
+  /** Every runtimea usage record, oldest first. */
+  async analytics(): Promise<AnalyticsMessage[]> {
+    const logs = (await sessionLogs(this.ctx.sessions)).filter((l) => l.agentName === 'runtimea');
+    const pricer = new Pricer((await this.prices.current()).table);
+    const out: AnalyticsMessage[][] = [];
+    await eachLimited(logs, 8, async (l) => void out.push(await analyticsOf(this.ctx.sessions, l, pricer).catch(() => [])));
+    return out.flat().sort(byTime);
+  }
+
+  /** One runtimea session's usage records, in log order; 404 for any other id. */
+  async analyticsOfSession(id: string): Promise<AnalyticsMessage[]> {
+    const session = (await sessionLogs(this.ctx.sessions)).find((l) => l.sessionId === id && l.agentName === 'runtimea');
+    if (!session) throw new HttpError(404, 'Session not found');
+    const pricer = new Pricer((await this.prices.current()).table);
+    try {
+      return await analyticsOf(this.ctx.sessions, session, pricer);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') throw new HttpError(404, 'Session not found');
+      throw err;
+    }
+  }
+
+  private async runtimea(): Promise<SessionUsage[]> {
+    return (await this.store.sessions()).sessions.filter((s) => s.agentName === 'runtimea');
+  }
+
+  /** Titles the index has not read yet (it reads first prompts lazily). */
+  private async fillTitles(entries: Array<{ session_id: string; title: string }>): Promise<void> {
+    await eachLimited(
+      entries.filter((e) => !e.title),
+      8,
+      async (e) => {
+        const view = await this.ctx.sessions.get(e.session_id);
+        if (!view) return;
+        await this.ctx.sessions.ensureTitle(view);
+        e.title = view.title;
+      },
+    );
+  }
+}

@@ -1,0 +1,151 @@
+import { appendFile, mkdir, mkdtemp, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { LogRef } from '../../service/sessions/types.js';
+import { startService, type TestService } from '../helpers/service.js';
+import { runtimeaSessionsDir } from '../sessions/fixtures.js';
+import { IDS, writeUsageCorpus } from './corpus.js';
+import { at, awayFromMidnight, cliaTurn, runtimeaTranscript, usageOf } from './seed.js';
+
+let svc: TestService;
+let home: string;
+/** Every read of a log by the usage scan: which log, from which position. */
+let reads: Array<{ path: string; from: number }>;
+
+beforeEach(async () => {
+  await awayFromMidnight();
+  home = await mkdtemp(path.join(os.tmpdir(), 'space-usage-changes-'));
+  await writeUsageCorpus(home);
+  svc = await startService({ home });
+  reads = [];
+  const logs = svc.service.ctx.sessions.logs;
+  const entries = logs.entries.bind(logs);
+  logs.entries = (ref: LogRef, from: number, select) => {
+    reads.push({ path: ref.kind === 'sqlite' ? ref.db : ref.path, from });
+    return entries(ref, from, select);
+  };
+});
+
+afterEach(async () => {
+  await svc.close();
+  await rm(home, { recursive: true, force: true });
+});
+
+const usage = (query = ''): Promise<any> => usageOf(svc, query);
+
+/** Polls the report until `ok` holds (the session index learns of changes from its watcher). */
+async function until(ok: (body: any) => boolean, query = ''): Promise<any> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const body = await usage(query);
+    if (ok(body)) return body;
+    if (Date.now() > deadline) throw new Error(`report never changed: ${JSON.stringify(body).slice(0, 300)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const cliaLog = (): string => path.join(home, 'clia-space', 'proj', 'sessions', `${IDS.C1}.jsonl`);
+const runtimeaLog = (): string => path.join(runtimeaSessionsDir(home), `${IDS.R1}.jsonl`);
+
+describe('per-log aggregates, read incrementally', () => {
+  it('an unchanged corpus is not read again', async () => {
+    const first = await usage();
+    expect(reads.length).toBe(4);
+    reads.length = 0;
+    expect(await usage()).toEqual(first);
+    expect(await usage('?days=7')).toMatchObject({ window_days: 7 });
+    expect(reads).toEqual([]);
+  });
+
+  it('an appended turn is read from where the last read stopped, and only that log', async () => {
+    const before = await usage();
+    const size = (await stat(cliaLog())).size;
+    reads.length = 0;
+    await appendFile(cliaLog(), `${cliaTurn(IDS.C1, 'once more', at(0, '00:40:00.000'), '01-new-text', 1300).join('\n')}\n`);
+    const after = await until((b) => b.total_cost_usd !== before.total_cost_usd);
+    expect(reads).toEqual([{ path: cliaLog(), from: size }]);
+    // 01-new-text: in 4 out 14 cw 12145, $0.061021, 1300 ms.
+    expect(after.total_cost_usd).toBeCloseTo(0.312666, 6);
+    expect(after.total_tokens).toEqual({ input: 23231 + 4, output: 1362 + 14, cache_read: 71449, cache_write: 17501 + 12145 });
+    expect(after.by_session.find((s: any) => s.session_id === IDS.C1)).toMatchObject({ tokens_total: 48930 + 12163, messages: 9 });
+  });
+
+  it('a half-written last line counts once it is whole', async () => {
+    const before = await usage();
+    const lines = cliaTurn(IDS.C1, 'in two writes', at(0, '00:50:00.000'), '01-new-text', 1300);
+    const text = `${lines.join('\n')}\n`;
+    const cut = text.length - 40;
+    await appendFile(cliaLog(), text.slice(0, cut));
+    const partial = await until((b) => b.by_session.find((s: any) => s.session_id === IDS.C1).messages === 9);
+    expect(partial.total_cost_usd).toBe(before.total_cost_usd);
+    await appendFile(cliaLog(), text.slice(cut));
+    const whole = await until((b) => b.total_cost_usd !== before.total_cost_usd);
+    expect(whole.total_cost_usd).toBeCloseTo(0.312666, 6);
+  });
+
+  it('a log replaced by a shorter one is read again from the start', async () => {
+    await usage();
+    const replacement = `${runtimeaTranscript(IDS.R1, [{ prompt: 'only this', sent: at(0, '01:00:00.000'), calls: [{ at: at(0, '01:00:02.000'), model: 'gpt-6.1-sol', usage: { input: 7, output: 3, cacheRead: 0, cacheWrite: 0 }, cost: 0.5 }] }]).join('\n')}\n`;
+    await writeFile(`${runtimeaLog()}.tmp`, replacement);
+    await rename(`${runtimeaLog()}.tmp`, runtimeaLog());
+    const after = await until((b) => b.by_session.find((s: any) => s.session_id === IDS.R1)?.cost_usd === 0.5);
+    expect(reads.filter((r) => r.path === runtimeaLog()).at(-1)).toEqual({ path: runtimeaLog(), from: 0 });
+    expect(after.by_session.find((s: any) => s.session_id === IDS.R1)).toMatchObject({ tokens_total: 10, messages: 2 });
+    expect(after.by_model.map((m: any) => m.model)).not.toContain('claude-fable-5-2');
+  });
+
+  it('a deleted log leaves the report; a new one joins it', async () => {
+    await usage();
+    await unlink(path.join(home, 'clib-space', 'proj', 'sessions', `${IDS.B1}.jsonl`));
+    const gone = await until((b) => !b.by_session.some((s: any) => s.session_id === IDS.B1));
+    expect(gone.total_cost_usd).toBeCloseTo(0.135802, 6);
+    const id = '55555555-5555-4555-8555-555555555555';
+    const dir = runtimeaSessionsDir(home, 'other');
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, `${id}.jsonl`), `${runtimeaTranscript(id, [{ prompt: 'new one', sent: at(0, '02:00:00.000'), calls: [{ at: at(0, '02:00:01.000'), model: 'gpt-5.5', usage: { input: 1000, output: 0, cacheRead: 0, cacheWrite: 0 } }] }]).join('\n')}\n`);
+    // gpt-5.5 from the table: 1000 * 5e-6.
+    const joined = await until((b) => b.by_session.some((s: any) => s.session_id === id));
+    expect(joined.by_session.find((s: any) => s.session_id === id)).toMatchObject({ cost_usd: 0.005, tokens_total: 1000, agent_name: 'runtimea', title: 'new one' });
+  });
+});
+
+describe('the price override file (~/.space-state/prices.json)', () => {
+  const override = (): string => path.join(home, '.space-state', 'prices.json');
+
+  it('prices a model the table lacks, replaces a model whole, and is dropped again when removed', async () => {
+    const before = await usage();
+    expect(before.unpriced_models).toEqual(['claude-fable-5-2']);
+    await mkdir(path.dirname(override()), { recursive: true });
+    await writeFile(
+      override(),
+      JSON.stringify({
+        models: {
+          'claude-fable-5-2': { input_cost_per_token: 1e-5, output_cost_per_token: 5e-5 },
+          // gpt-5.5 at 10x: B1's two turns are priced by the table.
+          'gpt-5.5': { input_cost_per_token: 5e-5, output_cost_per_token: 3e-4, cache_read_input_token_cost: 5e-6 },
+        },
+      }),
+    );
+    const after = await usage();
+    expect(after.unpriced_models).toEqual([]);
+    // fable: 100 * 1e-5 + 10 * 5e-5 = 0.0015; gpt-5.5: 10 x 0.115843.
+    expect(after.by_model.find((m: any) => m.model === 'claude-fable-5-2')).toMatchObject({ cost_usd: 0.0015, priced: true });
+    expect(after.by_model.find((m: any) => m.model === 'gpt-5.5').cost_usd).toBe(1.15843);
+    // Logged costs still win over any price.
+    expect(after.by_model.find((m: any) => m.model === 'gpt-6.1-sol').cost_usd).toBe(0.016);
+    await unlink(override());
+    expect((await usage()).total_cost_usd).toBe(before.total_cost_usd);
+  });
+
+  it('a broken override is reported and ignored', async () => {
+    await mkdir(path.dirname(override()), { recursive: true });
+    await writeFile(override(), '{"models": {"x": {"input_cost_per_token": "cheap"}}}');
+    const body = await usage();
+    expect(body.prices_override_error).toMatch(/^models\.x/);
+    expect(body.total_cost_usd).toBe(0.251645);
+    await writeFile(override(), 'not json');
+    expect((await usage()).prices_override_error).toMatch(/^not JSON/);
+    expect(svc.logs.join('')).toContain('usage price override ignored');
+  });
+});
