@@ -338,11 +338,19 @@ async function loadMessages(session) {
   }
 }
 
+/** A tool message in one line: the call with its main argument, or the first line of the result. */
 function messageText(m) {
   if (m.role !== 'tool') return m.text || '';
-  const call = m.tool_call || {};
-  const name = call.name || call.tool || call.type || 'tool';
-  return `⚙ ${name}${m.tool_result ? ' → result' : ''}`;
+  const clip = (text) => (text.length > 140 ? `${text.slice(0, 139)}…` : text);
+  if (m.tool_call) {
+    const input = m.tool_call.input && typeof m.tool_call.input === 'object' ? m.tool_call.input : {};
+    const main = [input.command, input.file_path, input.path, input.query, input.url, ...Object.values(input)].find((v) => typeof v === 'string' && v);
+    return clip(`⚙ ${m.tool_call.name || 'tool'}${main ? `: ${main}` : ''}`);
+  }
+  const result = m.tool_result || {};
+  const output = typeof result.output === 'string' ? result.output : JSON.stringify(result.output ?? '');
+  const first = output.split('\n').find((line) => line.trim()) || '(no output)';
+  return clip(`${result.is_error ? '✗' : '↳'} ${result.name ? `${result.name}: ` : ''}${first}`);
 }
 
 /* ---------- usage ---------- */
@@ -524,6 +532,7 @@ async function stopTurn() {
 /* ---------- start ---------- */
 
 async function loadAll() {
+  document.body.dataset.loaded = 'false';
   await loadHealth();
   await Promise.all([loadSignIn(), loadRuntimes(), loadSessions(), loadUsage()]);
   document.body.dataset.loaded = 'true';
