@@ -91,32 +91,30 @@ describe('lifecycle through the Electron host', () => {
   });
 
   it('update goes through the auto-updater after confirmation, never git', async () => {
-    const fake = fakeElectron();
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
-    expect((await svc.post('/app/update', {}, auth)).status).toBe(202);
-    await until(() => fake.dialogs.length === 1);
-    fake.answer(1);
+    const { fake } = await confirmedUpdate({});
     await until(() => fake.calls.length === 3);
     expect(fake.calls).toEqual(['check', 'download', 'quitAndInstall']);
   });
 
-  it('a download that fails verification is never installed', async () => {
-    const fake = fakeElectron({ downloadFails: true });
+  /** POST /app/update, then Continue in the dialog. */
+  async function confirmedUpdate(options: Parameters<typeof fakeElectron>[0]) {
+    const fake = fakeElectron(options);
     svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
-    await svc.post('/app/update', {}, auth);
+    expect((await svc.post('/app/update', {}, auth)).status).toBe(202);
     await until(() => fake.dialogs.length === 1);
     fake.answer(1);
-    await until(() => svc!.logs.some((l) => l.includes('lifecycle action failed')));
+    return { fake, svc };
+  }
+
+  it('a download that fails verification is never installed', async () => {
+    const { fake, svc } = await confirmedUpdate({ downloadFails: true });
+    await until(() => svc.logs.some((l) => l.includes('lifecycle action failed')));
     expect(fake.calls).toEqual(['check', 'download']);
     expect(svc.logs.join('')).toContain('sha512 checksum mismatch');
   });
 
   it('update with nothing new does not restart', async () => {
-    const fake = fakeElectron({ updateAvailable: false });
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
-    await svc.post('/app/update', {}, auth);
-    await until(() => fake.dialogs.length === 1);
-    fake.answer(1);
+    const { fake } = await confirmedUpdate({ updateAvailable: false });
     await until(() => fake.calls.length === 1);
     await settle();
     expect(fake.calls).toEqual(['check']);
