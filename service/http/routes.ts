@@ -7,6 +7,7 @@ import { chatRoutes } from '../chat/routes.js';
 import { configRoutes } from '../config-api/routes.js';
 import { connectorRoutes } from '../connectors/routes.js';
 import type { ServiceContext } from '../context.js';
+import { diagnosticsRoutes } from '../diagnostics/routes.js';
 import { filesRoutes } from '../files/routes.js';
 import { ftsRoutes } from '../fts/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
@@ -36,5 +37,6 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     ftsRoutes(ctx),
     ...connectorRoutes(ctx),
     usageRoutes(ctx),
+    diagnosticsRoutes(ctx),
   ];
 }
