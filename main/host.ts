@@ -16,7 +16,8 @@ export interface ElectronSurface {
 
 export interface ElectronHostOptions {
   token: string;
-  rendererOrigin: string;
+  /** Origins of the window's pages besides the service's own (SPACE_RENDERER_URL's). */
+  rendererOrigins: readonly string[];
   log?: (message: string) => void;
 }
 
@@ -27,7 +28,7 @@ export function createElectronHost(surface: ElectronSurface, options: ElectronHo
   return {
     kind: 'electron',
     token: options.token,
-    rendererOrigins: [options.rendererOrigin],
+    rendererOrigins: options.rendererOrigins,
     async confirm({ title, message }) {
       const box = {
         type: 'warning' as const,

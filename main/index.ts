@@ -3,12 +3,17 @@ import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, dialog, ipcMain, protocol, session, shell } from 'electron';
 import Store from 'electron-store';
 import electronUpdater from 'electron-updater';
-import { loadConfig } from '../service/config.js';
+import { loadConfig, safeOrigin } from '../service/config.js';
 import { createService, type Service } from '../service/index.js';
 import { createLogger } from '../service/log.js';
+import { enforceCsp } from './csp.js';
 import { createElectronHost } from './host.js';
 import { registerIpc } from './ipc.js';
-import { APP_ORIGIN, APP_SCHEME, serveRenderer } from './renderer-protocol.js';
+import { closeServiceBeforeQuit } from './quit.js';
+import { APP_SCHEME, serveRenderer } from './renderer-protocol.js';
+import { rendererTarget, type RendererTarget } from './renderer-target.js';
+import { serviceClient } from './service-client.js';
+import { claimSingleInstance } from './single-instance.js';
 import { injectToken, newLaunchToken } from './token.js';
 import { lockNavigation, windowOptions } from './window.js';
 
@@ -18,8 +23,6 @@ import { lockNavigation, windowOptions } from './window.js';
  */
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { autoUpdater } = electronUpdater;
-/** Hosts the renderer may send the user to in the system browser (OAuth and device pages). */
-const EXTERNAL_HOSTS = ['github.com', 'claude.ai', 'console.anthropic.com', 'auth.openai.com', 'accounts.google.com', 'login.microsoftonline.com'];
 
 protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, corsEnabled: true } }]);
 
@@ -28,13 +31,10 @@ let mainWindow: BrowserWindow | undefined;
 const windowState = new Store<{ bounds?: Electron.Rectangle }>({ name: 'window-state' });
 let service: Service | undefined;
 
-if (!app.requestSingleInstanceLock()) {
-  app.quit();
-} else {
-  app.on('second-instance', () => {
-    if (mainWindow?.isMinimized()) mainWindow.restore();
-    mainWindow?.focus();
-  });
+// SIGINT/SIGTERM need no handler here: Electron turns them into a normal quit, which
+// before-quit holds until the service is closed.
+if (claimSingleInstance(app, () => mainWindow)) {
+  closeServiceBeforeQuit(app, () => service, { log: (m) => console.error(m) });
   app.whenReady().then(start, (err: unknown) => fail(String(err)));
 }
 
@@ -46,9 +46,11 @@ async function start(): Promise<void> {
   const log = createLogger(config.logLevel);
   const token = newLaunchToken();
   autoUpdater.autoDownload = false;
+  autoUpdater.autoInstallOnAppQuit = false;
+  const rendererOrigin = config.rendererUrl ? safeOrigin(config.rendererUrl) : undefined;
   const host = createElectronHost(
     { app, dialog, updater: autoUpdater, window: () => mainWindow },
-    { token, rendererOrigin: APP_ORIGIN, log: (m) => log.info(m) },
+    { token, rendererOrigins: rendererOrigin ? [rendererOrigin] : [], log: (m) => log.info(m) },
   );
   service = createService({ config, host, log });
   let apiBase: string;
@@ -57,44 +59,37 @@ async function start(): Promise<void> {
   } catch (err) {
     return fail(`The Space service could not start on ${config.host}:${config.port}: ${(err as Error).message}`);
   }
+  const target = rendererTarget(config.rendererUrl, apiBase);
+  // The renderer never holds the token: the session adds it to requests to the service.
   injectToken(session.defaultSession, apiBase, token);
+  enforceCsp(session.defaultSession, target.origin);
   session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
   protocol.handle(APP_SCHEME, (request) => serveRenderer(request, path.join(config.paths.appRoot, 'renderer')));
   // The sign-in and secrets bridges call the in-process service: the poll_token stays in
   // this process and secrets never travel through a renderer-visible HTTP header.
   registerIpc(
     ipcMain,
-    APP_ORIGIN,
+    target.origin,
     { apiBase, version: app.getVersion() },
-    { config, signIn: service.ctx.signIn, openExternal: (url) => void shell.openExternal(url) },
+    { config, signIn: service.ctx.signIn, service: serviceClient(apiBase, token), openExternal: (url) => void shell.openExternal(url) },
   );
-  openWindow();
+  openWindow(target);
+  app.on('activate', () => {
+    if (!mainWindow) openWindow(target);
+  });
 }
 
-function openWindow(): void {
+function openWindow(target: RendererTarget): void {
   mainWindow = new BrowserWindow({ ...windowOptions(path.join(here, '..', 'preload', 'index.cjs')), ...windowState.get('bounds') });
-  lockNavigation(mainWindow.webContents, { appOrigin: APP_ORIGIN, externalHosts: EXTERNAL_HOSTS, openExternal: (url) => void shell.openExternal(url) });
+  lockNavigation(mainWindow.webContents, { appOrigin: target.origin, openExternal: (url) => void shell.openExternal(url) });
   mainWindow.once('ready-to-show', () => mainWindow?.show());
   mainWindow.on('close', () => windowState.set('bounds', mainWindow?.getBounds()));
   mainWindow.on('closed', () => (mainWindow = undefined));
-  void mainWindow.loadURL(`${APP_ORIGIN}/index.html`);
+  void mainWindow.loadURL(target.url);
 }
-
-let quitting = false;
-app.on('before-quit', (event) => {
-  if (quitting || !service) return;
-  // Hold the quit until every turn's process group is gone and writes are flushed.
-  event.preventDefault();
-  quitting = true;
-  void service.close().finally(() => app.quit());
-});
 
 app.on('window-all-closed', () => {
   if (process.platform !== 'darwin') app.quit();
-});
-
-app.on('activate', () => {
-  if (!mainWindow && service) openWindow();
 });
 
 function fail(message: string): void {

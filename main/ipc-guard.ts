@@ -1,16 +1,10 @@
 import type { IpcMainInvokeEvent } from 'electron';
+import { originOf } from './external-links.js';
 
 /** Only the app's own top-level frame may call: not another origin, not an iframe. */
 export function assertAppFrame(event: Pick<IpcMainInvokeEvent, 'senderFrame'>, appOrigin: string): void {
   const frame = event.senderFrame;
-  let origin: string | undefined;
-  try {
-    const parsed = new URL(frame?.url ?? '');
-    origin = `${parsed.protocol}//${parsed.host}`;
-  } catch {
-    origin = undefined;
-  }
-  if (origin !== appOrigin || frame?.parent) throw new Error('IPC refused: not the app frame');
+  if (originOf(frame?.url ?? '') !== appOrigin || frame?.parent) throw new Error('IPC refused: not the app frame');
 }
 
 /**

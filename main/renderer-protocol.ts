@@ -1,15 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import mime from 'mime-types';
+import { RENDERER_CSP as CSP } from './csp.js';
 
 export const APP_SCHEME = 'app';
 export const APP_ORIGIN = `${APP_SCHEME}://space`;
 
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self' http://127.0.0.1:*; object-src 'none'; frame-ancestors 'none'";
-
 /**
- * Serves the renderer bundle under app://space, so the UI has a real origin the service
- * can allow-list (file:// would send `Origin: null`). Paths stay inside the bundle folder.
+ * Serves a renderer bundle under app://space (SPACE_RENDERER_URL=app://space/index.html),
+ * so the UI has a real origin the service can allow-list (file:// would send `Origin: null`).
+ * Paths stay inside the bundle folder.
  */
 export async function serveRenderer(request: { url: string }, rendererDir: string): Promise<Response> {
   const url = new URL(request.url);

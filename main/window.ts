@@ -1,4 +1,5 @@
 import type { BrowserWindowConstructorOptions, WebContents } from 'electron';
+import { isSafeExternalUrl, originOf } from './external-links.js';
 
 /**
  * The renderer's lockdown: no Node, an isolated and sandboxed preload, no navigation away
@@ -10,12 +11,14 @@ export function windowOptions(preloadPath: string): BrowserWindowConstructorOpti
     width: 1280,
     height: 840,
     show: false,
+    title: 'Space',
     webPreferences: {
       preload: preloadPath,
       contextIsolation: true,
       sandbox: true,
       nodeIntegration: false,
       nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
       webSecurity: true,
       allowRunningInsecureContent: false,
       webviewTag: false,
@@ -26,34 +29,25 @@ export function windowOptions(preloadPath: string): BrowserWindowConstructorOpti
 
 export interface NavigationPolicy {
   appOrigin: string;
-  externalHosts: readonly string[];
+  externalHosts?: readonly string[];
   openExternal(url: string): void;
 }
 
 export function lockNavigation(contents: Pick<WebContents, 'on' | 'setWindowOpenHandler'>, policy: NavigationPolicy): void {
-  contents.on('will-navigate', (event, url) => {
-    if (!sameOrigin(url, policy.appOrigin)) event.preventDefault();
-  });
-  contents.setWindowOpenHandler(({ url }) => {
+  const leaveApp = (url: string): void => {
     if (isSafeExternalUrl(url, policy.externalHosts)) policy.openExternal(url);
+  };
+  const stayInApp = (event: { preventDefault(): void }, url: string): void => {
+    if (originOf(url) === policy.appOrigin) return;
+    event.preventDefault();
+    leaveApp(url);
+  };
+  contents.on('will-navigate', stayInApp);
+  contents.on('will-redirect', stayInApp);
+  contents.setWindowOpenHandler(({ url }) => {
+    leaveApp(url);
     return { action: 'deny' };
   });
 }
 
-export function isSafeExternalUrl(url: string, hosts: readonly string[]): boolean {
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === 'https:' && !parsed.username && hosts.includes(parsed.hostname.toLowerCase());
-  } catch {
-    return false;
-  }
-}
-
-function sameOrigin(url: string, origin: string): boolean {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}` === origin;
-  } catch {
-    return false;
-  }
-}
+export { isSafeExternalUrl };

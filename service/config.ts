@@ -23,6 +23,11 @@ export interface Config {
   readonly deployhostRedirectUri: string | undefined;
   /** Extra renderer origins, beyond the host's own. */
   readonly allowedOrigins: readonly string[];
+  /**
+   * What the Electron window loads instead of the diagnostics page (the desktop frontend):
+   * an http(s) loopback URL or the app's own `app://space/...`. Unused headless.
+   */
+  readonly rendererUrl: string | undefined;
   /** Per-launch token for headless mode (the Electron host brings its own). */
   readonly token: string | undefined;
   readonly logLevel: string;
@@ -69,6 +74,8 @@ export interface Config {
     appRoot: string;
     templates: string;
     manifests: string;
+    /** The diagnostics page's files (GET /diagnostics). */
+    diagnostics: string;
     runtimeaDir: string;
     registryFile: string;
     defaultEnvFile: string;
@@ -77,6 +84,8 @@ export interface Config {
     childrenFile: string;
     /** Message counts of big session logs, kept across restarts. */
     sessionCountsFile: string;
+    /** The full-text search index (SQLite), in the service's own state folder. */
+    ftsIndex: string;
     cliaSpace: string;
     /** CODEX_HOME of every clib process the service starts: codex's auth.json lives here. */
     codexHome: string;
@@ -156,6 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
     usageSyncHourUtc: parseHour(env.USAGE_SYNC_HOUR_UTC),
     deployhostRedirectUri: nonEmpty(env.DEPLOYHOST_OAUTH_REDIRECT_URI),
     allowedOrigins: parseOrigins(env.SPACE_ALLOWED_ORIGINS),
+    rendererUrl: parseRendererUrl(env.SPACE_RENDERER_URL),
     token: nonEmpty(env.SPACE_TOKEN),
     logLevel: env.SPACE_LOG_LEVEL || 'info',
     jsonLimitBytes: 16 * 1024 * 1024,
@@ -194,12 +204,14 @@ export function loadConfig(env: Env = process.env): Config {
       appRoot,
       templates: path.join(appRoot, 'templates'),
       manifests: path.join(appRoot, 'config', 'agents'),
+      diagnostics: path.join(appRoot, 'web', 'diagnostics'),
       runtimeaDir,
       registryFile: path.join(runtimeaDir, 'runtimea.json'),
       defaultEnvFile: path.join(runtimeaDir, '.env'),
       stateFile: path.join(home, '.space-state', 'state.json'),
       childrenFile: path.join(home, '.space-state', 'children.json'),
       sessionCountsFile: path.join(home, '.space-state', 'session-counts.json'),
+      ftsIndex: path.join(home, '.space-state', 'fts', 'index.sqlite'),
       cliaSpace: path.join(home, 'clia-space'),
       codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),
       clibSpace: path.join(home, 'clib-space'),
@@ -261,6 +273,12 @@ function expandHome(value: string | undefined, home: string, name: string): stri
   return path.resolve(expanded);
 }
 
+/** A URL's hostname (IPv6 in brackets) that names this machine. */
+function isLoopbackHostname(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 /** The service is reachable only from this machine: anything but loopback is refused. */
 function parseLoopbackHost(value: string | undefined): string {
   const host = value || '127.0.0.1';
@@ -277,9 +295,7 @@ function parseLoopbackUrl(value: string | undefined): string {
   } catch {
     throw new ConfigError(`SPACE_LOCALMODEL_URL is not a URL: ${raw}`);
   }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const loopback = host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-  if (url.protocol !== 'http:' || !loopback) throw new ConfigError(`SPACE_LOCALMODEL_URL must be an http:// loopback URL, got ${raw}`);
+  if (url.protocol !== 'http:' || !isLoopbackHostname(url.hostname)) throw new ConfigError(`SPACE_LOCALMODEL_URL must be an http:// loopback URL, got ${raw}`);
   return raw.replace(/\/+$/, '');
 }
 
@@ -320,6 +336,16 @@ function parseHostname(value: string | undefined): string {
   const host = value || 'github.com';
   if (!/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?$/.test(host)) throw new ConfigError(`SPACE_CODEHOST_HOST is not a host name: ${host}`);
   return host;
+}
+
+/** The window may only ever show this machine's pages: loopback http(s), or the app's own scheme. */
+function parseRendererUrl(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  const origin = safeOrigin(value);
+  const url = origin ? new URL(value) : undefined;
+  const web = url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHostname(url.hostname);
+  if (origin !== 'app://space' && !web) throw new ConfigError(`SPACE_RENDERER_URL must be an http(s) loopback URL or app://space/..., got ${value}`);
+  return value;
 }
 
 function parseOrigins(value: string | undefined): string[] {

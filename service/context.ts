@@ -2,6 +2,7 @@ import { SignIn } from './auth/sign-in.js';
 import { AuthState } from './auth/state.js';
 import { UpstreamClient } from './auth/upstream.js';
 import type { Config } from './config.js';
+import { FtsIndex } from './fts/fts-index.js';
 import type { Host } from './host.js';
 import { SseRegistry } from './http/sse.js';
 import type { Logger } from './log.js';
@@ -33,6 +34,8 @@ export interface ServiceContext {
   runShutdownTasks(): Promise<void>;
   /** Every runtime's sessions, merged and kept fresh by watchers (started by createService). */
   readonly sessions: SessionIndex;
+  /** Full-text search over the sessions' messages, fed by `sessions` (started by createService). */
+  readonly fts: FtsIndex;
   readonly startedAt: Date;
   /** The port actually listened on (the configured one, or the OS's pick for port 0). */
   port(): number;
@@ -46,6 +49,11 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const auth = new AuthState(config.apiKey);
   const upstream = new UpstreamClient(config.upstreamUrl);
   const shutdownTasks: Array<() => Promise<void>> = [];
+  const sessions = new SessionIndex(
+    { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
+    log,
+    { countsFile: config.paths.sessionCountsFile },
+  );
   return {
     config,
     host,
@@ -62,11 +70,8 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
       const results = await Promise.allSettled(tasks.map((task) => task()));
       for (const r of results) if (r.status === 'rejected') log.error({ err: String(r.reason) }, 'shutdown task failed');
     },
-    sessions: new SessionIndex(
-      { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
-      log,
-      { countsFile: config.paths.sessionCountsFile },
-    ),
+    sessions,
+    fts: new FtsIndex(sessions, config.paths.ftsIndex, log),
     startedAt: new Date(),
     port: state.port,
     stage: state.stage,

@@ -43,6 +43,7 @@ export function createService(options: ServiceOptions): Service {
   const app = buildApp(ctx, [...featureRouters(ctx), ...(options.extraRoutes?.(ctx) ?? [])]);
   // Built off the request path: the first sessions request waits for it, nothing else does.
   ctx.sessions.start();
+  ctx.fts.start();
 
   const listen = async (): Promise<{ url: string; port: number }> => {
     await sweepStaleTemps(options.config, log);
@@ -79,6 +80,7 @@ export function createService(options: ServiceOptions): Service {
       await ctx.runShutdownTasks();
       await Promise.allSettled([...ctx.runtimes.values()].map((runtime) => runtime.close()));
       ctx.streams.closeAll();
+      await ctx.fts.close();
       await ctx.sessions.close();
       await ctx.supervisor.stopAll();
       await flushWrites();

@@ -6,6 +6,7 @@ import { parseBody } from '../http/request-body.js';
 import { UpstreamError } from './upstream.js';
 
 const ConsumeBody = z.object({ auth_session_id: z.string().min(1), poll_token: z.string().min(1) });
+const ConsumeHeldBody = z.object({ auth_session_id: z.string().min(1).max(200) });
 
 /** Upstream sign-in (poll-token flow): thin routes over ctx.signIn and ctx.upstream. */
 export function authRoutes(ctx: ServiceContext): Router {
@@ -25,6 +26,13 @@ export function authRoutes(ctx: ServiceContext): Router {
   router.post('/space-auth/consume', async (req, res) => {
     const body = parseBody(ConsumeBody, req.body, 'auth_session_id or poll_token missing');
     res.json(await ctx.signIn.consume(body.auth_session_id, body.poll_token));
+  });
+
+  // Not in the spec: the browser's way to finish a sign-in it started (the diagnostics page).
+  // The service consumes with the poll_token it holds, which the browser never had.
+  router.post('/space-auth/consume-held', async (req, res) => {
+    const body = parseBody(ConsumeHeldBody, req.body, 'auth_session_id missing');
+    res.json(await ctx.signIn.consumeHeld(body.auth_session_id));
   });
 
   router.get('/space-auth/whoami', async (_req, res) => {

@@ -1,5 +1,6 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { ServiceContext } from '../context.js';
+import { PAGE_FILES } from '../diagnostics/assets.js';
 import { bodyProgressTimeout } from './body-timeout.js';
 import { errorHandler, notFound } from './errors.js';
 import { trustGuard } from './guard.js';
@@ -7,6 +8,14 @@ import { jsonBody } from './json-body.js';
 
 /** Routes that take multipart/form-data instead of JSON. */
 export const MULTIPART_PATHS = ['/api/files/upload'] as const;
+
+/**
+ * GETs that need no token: `/` (the liveness banner), `/callback` (reached by the user's
+ * browser after OAuth), the protected-resource metadata (read by OAuth clients that hold no
+ * launch token) and the diagnostics page's own files, which hold no data: everything the
+ * page shows comes from guarded API calls.
+ */
+export const PUBLIC_PATHS = ['/', '/callback', '/.well-known/oauth-protected-resource', ...Object.keys(PAGE_FILES)] as const;
 
 /**
  * The Express app, in the order that matters: response hardening, the body-progress
@@ -26,6 +35,7 @@ export function buildApp(ctx: ServiceContext, routers: readonly Router[]): Expre
       origins: [...ctx.host.rendererOrigins, ...ctx.config.allowedOrigins],
       token: ctx.host.token,
       multipartPaths: MULTIPART_PATHS,
+      publicPaths: PUBLIC_PATHS,
     }),
   );
   app.use(jsonBody({ limitBytes: ctx.config.jsonLimitBytes, maxDepth: ctx.config.jsonMaxDepth }));

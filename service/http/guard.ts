@@ -17,6 +17,8 @@ export interface GuardOptions {
   token: string | undefined;
   /** Paths that accept multipart/form-data instead of JSON. */
   multipartPaths: readonly string[];
+  /** GET/HEAD paths served without the token: they carry no data (banner, OAuth landing, the diagnostics page's files). */
+  publicPaths: readonly string[];
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -32,7 +34,7 @@ export function trustGuard(options: GuardOptions): RequestHandler {
     if (!fetchSiteAllowed(req, origin !== undefined)) return next(new HttpError(403, 'Cross-site request refused'));
     if (origin) setCorsHeaders(res, origin);
     if (req.method === 'OPTIONS') return void res.status(204).end();
-    if (expectedToken && !isPublic(req) && !tokenMatches(req, expectedToken)) {
+    if (expectedToken && !isPublic(req, options.publicPaths) && !tokenMatches(req, expectedToken)) {
       return next(new HttpError(401, 'Missing or invalid token'));
     }
     if (!contentTypeAllowed(req, options.multipartPaths)) {
@@ -90,14 +92,8 @@ function setCorsHeaders(res: Response, origin: string): void {
   res.setHeader('Access-Control-Max-Age', '600');
 }
 
-/**
- * `GET /` is the liveness banner; `/callback` is reached by the user's browser after OAuth;
- * the protected-resource metadata is read by OAuth clients that hold no launch token.
- */
-const PUBLIC_PATHS = new Set(['/', '/callback', '/.well-known/oauth-protected-resource']);
-
-function isPublic(req: Request): boolean {
-  return (req.method === 'GET' || req.method === 'HEAD') && PUBLIC_PATHS.has(req.path);
+function isPublic(req: Request, publicPaths: readonly string[]): boolean {
+  return (req.method === 'GET' || req.method === 'HEAD') && publicPaths.includes(req.path);
 }
 
 function tokenMatches(req: Request, expected: Buffer): boolean {

@@ -7,7 +7,9 @@ import { chatRoutes } from '../chat/routes.js';
 import { configRoutes } from '../config-api/routes.js';
 import { connectorRoutes } from '../connectors/routes.js';
 import type { ServiceContext } from '../context.js';
+import { diagnosticsRoutes } from '../diagnostics/routes.js';
 import { filesRoutes } from '../files/routes.js';
+import { ftsRoutes } from '../fts/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
 import { runtimeaRoutes } from '../runtimes/runtimea/routes.js';
@@ -32,7 +34,9 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     filesRoutes(ctx),
     chatRoutes(ctx),
     sessionRoutes(ctx),
+    ftsRoutes(ctx),
     ...connectorRoutes(ctx),
     usageRoutes(ctx),
+    diagnosticsRoutes(ctx),
   ];
 }

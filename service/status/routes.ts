@@ -22,7 +22,6 @@ export function statusRoutes(ctx: ServiceContext): Router {
   router.get('/api/mcp/status', (_req, res) => void res.json({ status: 'idle' }));
   router.get('/api/plugins/status', (_req, res) => void res.json({}));
   router.get('/api/localmodel/status', (_req, res) => void res.json({ binary_installed: false, running: false }));
-  router.get('/api/fts/index/:ws', (_req, res) => void res.json({ status: 'idle', progress: 0 }));
   router.get('/api/workspace-memory', (_req, res) => void res.json({ memory: null }));
   return router;
 }

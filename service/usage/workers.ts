@@ -1,8 +1,7 @@
-import { createRequire } from 'node:module';
 import os from 'node:os';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.js';
+import { startWorkerThread } from '../process/worker-thread.js';
 import type { BatchRequest, BatchResult } from './scan-batch.js';
 
 /**
@@ -91,7 +90,7 @@ export class ScanWorkers {
   }
 
   private spawn(): Slot {
-    const worker = startWorker();
+    const worker = startWorkerThread(import.meta.url, 'scan-worker');
     worker.unref();
     const slot = { worker, busy: false };
     this.slots.push(slot);
@@ -99,14 +98,3 @@ export class ScanWorkers {
   }
 }
 
-/**
- * Built: dist/service/usage/scan-worker.js. From source (tsx, tests, benchmarks) a worker
- * does not inherit the TypeScript loader, so it registers tsx's before importing the entry.
- */
-function startWorker(): Worker {
-  const entry = new URL(import.meta.url.endsWith('.ts') ? './scan-worker.ts' : './scan-worker.js', import.meta.url);
-  if (!import.meta.url.endsWith('.ts')) return new Worker(entry);
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); });`;
-  return new Worker(boot, { eval: true });
-}

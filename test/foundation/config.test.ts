@@ -71,10 +71,21 @@ describe('configuration from the environment', () => {
     ['USAGE_SYNC_HOUR_UTC', '24'],
     ['SPACE_ALLOWED_ORIGINS', 'null'],
     ['SPACE_PROJECTS_ROOT', 'relative/dir'],
+    ['SPACE_RENDERER_URL', 'https://app.example.com/'],
+    ['SPACE_RENDERER_URL', 'file:///opt/space/index.html'],
+    ['SPACE_RENDERER_URL', 'app://elsewhere/index.html'],
+    ['SPACE_RENDERER_URL', 'http://user@127.0.0.1:5173/'],
     ['SPACE_BODY_IDLE_TIMEOUT_MS', '0'],
     ['SPACE_BODY_IDLE_TIMEOUT_MS', '1.5'],
   ])('refuses %s=%s', (name, value) => {
     expect(() => loadConfig({ HOME: home, [name]: value })).toThrow(ConfigError);
+  });
+
+  it('the window may load a loopback dev server or the app scheme', () => {
+    expect(loadConfig({ HOME: home }).rendererUrl).toBeUndefined();
+    for (const url of ['http://localhost:5173/', 'http://127.0.0.1:5173/index.html', 'https://[::1]:8443/', 'app://space/index.html']) {
+      expect(loadConfig({ HOME: home, SPACE_RENDERER_URL: url }).rendererUrl).toBe(url);
+    }
   });
 
   it('resolves HOME through symlinks so containment compares real paths', async () => {

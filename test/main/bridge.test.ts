@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registerIpc } from '../../main/ipc.js';
+import { serviceClient } from '../../main/service-client.js';
 import { isSignInPage } from '../../main/sign-in-bridge.js';
 import { FAKE_USER, startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { startService, type TestService } from '../helpers/service.js';
@@ -36,6 +37,7 @@ async function bridge(): Promise<{ call: (channel: string, event: unknown, ...ar
   registerIpc({ handle: (channel: string, fn: Handler) => void handlers.set(channel, fn) } as never, 'app://space', { apiBase: svc.url, version: '0.1.0' }, {
     config: svc.service.ctx.config,
     signIn: svc.service.ctx.signIn,
+    service: serviceClient(svc.url, 'unused'),
     openExternal: (url) => void opened.push(url),
     pollIntervalMs: 20,
   });
@@ -151,6 +153,7 @@ describe('preload and main agree', () => {
     registerIpc({ handle: (channel: string) => void handled.push(channel) } as never, 'app://space', { apiBase: '', version: '' }, {
       config: {} as never,
       signIn: {} as never,
+      service: {} as never,
       openExternal: () => undefined,
     });
     expect(invoked.sort()).toEqual(handled.sort());

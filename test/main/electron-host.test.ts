@@ -6,7 +6,7 @@ import { startService, type TestService } from '../helpers/service.js';
  * The Electron surface the host uses, faked: Electron's binary cannot run here. The fake
  * records calls and lets each test decide when and how the human answers the dialog.
  */
-function fakeElectron(options: { updateAvailable?: boolean } = {}) {
+function fakeElectron(options: { updateAvailable?: boolean; downloadFails?: boolean } = {}) {
   const calls: string[] = [];
   const answers: Array<(response: number) => void> = [];
   const dialogs: any[] = [];
@@ -25,6 +25,7 @@ function fakeElectron(options: { updateAvailable?: boolean } = {}) {
       },
       downloadUpdate: async () => {
         calls.push('download');
+        if (options.downloadFails) throw new Error('sha512 checksum mismatch');
         return [];
       },
       quitAndInstall: () => void calls.push('quitAndInstall'),
@@ -52,7 +53,7 @@ async function until(check: () => boolean): Promise<void> {
 describe('lifecycle through the Electron host', () => {
   it('restart answers 202 and relaunches only after the human confirms', async () => {
     const fake = fakeElectron();
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
     const res = await svc.post('/app/restart', {}, auth);
     expect(res.status).toBe(202);
     expect(res.json()).toEqual({ status: 'awaiting_confirmation', action: 'restart' });
@@ -66,7 +67,7 @@ describe('lifecycle through the Electron host', () => {
 
   it('a declined dialog never relaunches', async () => {
     const fake = fakeElectron();
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
     expect((await svc.post('/app/restart', {}, auth)).status).toBe(202);
     await until(() => fake.dialogs.length === 1);
     fake.answer(0);
@@ -81,7 +82,7 @@ describe('lifecycle through the Electron host', () => {
 
   it('only one confirmation is pending at a time', async () => {
     const fake = fakeElectron();
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
     expect((await svc.post('/app/update', {}, auth)).status).toBe(202);
     const second = await svc.post('/app/restart', {}, auth);
     expect(second.status).toBe(409);
@@ -90,21 +91,30 @@ describe('lifecycle through the Electron host', () => {
   });
 
   it('update goes through the auto-updater after confirmation, never git', async () => {
-    const fake = fakeElectron();
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
-    expect((await svc.post('/app/update', {}, auth)).status).toBe(202);
-    await until(() => fake.dialogs.length === 1);
-    fake.answer(1);
+    const { fake } = await confirmedUpdate({});
     await until(() => fake.calls.length === 3);
     expect(fake.calls).toEqual(['check', 'download', 'quitAndInstall']);
   });
 
-  it('update with nothing new does not restart', async () => {
-    const fake = fakeElectron({ updateAvailable: false });
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
-    await svc.post('/app/update', {}, auth);
+  /** POST /app/update, then Continue in the dialog. */
+  async function confirmedUpdate(options: Parameters<typeof fakeElectron>[0]) {
+    const fake = fakeElectron(options);
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
+    expect((await svc.post('/app/update', {}, auth)).status).toBe(202);
     await until(() => fake.dialogs.length === 1);
     fake.answer(1);
+    return { fake, svc };
+  }
+
+  it('a download that fails verification is never installed', async () => {
+    const { fake, svc } = await confirmedUpdate({ downloadFails: true });
+    await until(() => svc.logs.some((l) => l.includes('lifecycle action failed')));
+    expect(fake.calls).toEqual(['check', 'download']);
+    expect(svc.logs.join('')).toContain('sha512 checksum mismatch');
+  });
+
+  it('update with nothing new does not restart', async () => {
+    const { fake } = await confirmedUpdate({ updateAvailable: false });
     await until(() => fake.calls.length === 1);
     await settle();
     expect(fake.calls).toEqual(['check']);
@@ -112,7 +122,7 @@ describe('lifecycle through the Electron host', () => {
 
   it('the Electron host requires its launch token and allows its renderer origin', async () => {
     const fake = fakeElectron();
-    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigin: 'app://space' }) });
+    svc = await startService({ host: createElectronHost(fake.surface, { token: TOKEN, rendererOrigins: ['app://space'] }) });
     expect((await svc.post('/app/restart', {})).status).toBe(401);
     expect(fake.dialogs).toEqual([]);
     const res = await svc.get('/health', { headers: { ...auth.headers, origin: 'app://space' } });

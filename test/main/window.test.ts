@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { assertAppFrame, registerIpc } from '../../main/ipc.js';
 import { serveRenderer } from '../../main/renderer-protocol.js';
 import { injectToken } from '../../main/token.js';
+import { enforceCsp, RENDERER_CSP } from '../../main/csp.js';
+import { rendererTarget } from '../../main/renderer-target.js';
 import { isSafeExternalUrl, lockNavigation, windowOptions } from '../../main/window.js';
 
 describe('renderer lockdown', () => {
@@ -34,6 +36,13 @@ describe('renderer lockdown', () => {
     expect(navigate('https://evil.example/')).toBe(true);
     expect(navigate('file:///etc/passwd')).toBe(true);
     expect(navigate('app://space/settings')).toBe(false);
+    // A link to an allow-listed https page leaves for the system browser instead.
+    expect(navigate('https://github.com/login/device')).toBe(true);
+    expect(opened).toEqual(['https://github.com/login/device']);
+    opened.length = 0;
+    let redirected = false;
+    handlers['will-redirect']!({ preventDefault: () => (redirected = true) }, 'https://evil.example/');
+    expect(redirected).toBe(true);
     for (const url of ['https://github.com/login/device', 'file:///etc/passwd', 'javascript:alert(1)', 'http://github.com/', 'https://github.com.evil.example/']) {
       expect(openHandler({ url })).toEqual({ action: 'deny' });
     }
@@ -44,6 +53,28 @@ describe('renderer lockdown', () => {
     expect(isSafeExternalUrl('https://github.com/x', ['github.com'])).toBe(true);
     expect(isSafeExternalUrl('https://user@github.com/x', ['github.com'])).toBe(false);
     expect(isSafeExternalUrl('not a url', ['github.com'])).toBe(false);
+  });
+});
+
+describe('what the window loads', () => {
+  it('the diagnostics page of the service unless SPACE_RENDERER_URL is set', () => {
+    expect(rendererTarget(undefined, 'http://127.0.0.1:5002')).toEqual({ url: 'http://127.0.0.1:5002/diagnostics', origin: 'http://127.0.0.1:5002' });
+    expect(rendererTarget('http://localhost:5173/#/chat', 'http://127.0.0.1:5002')).toEqual({ url: 'http://localhost:5173/#/chat', origin: 'http://localhost:5173' });
+    expect(rendererTarget('app://space/index.html', 'http://127.0.0.1:5002').origin).toBe('app://space');
+  });
+
+  it('pages of the renderer origin without a CSP get the renderer CSP; their own policy is kept', () => {
+    let filter: any;
+    let listener: any;
+    enforceCsp({ webRequest: { onHeadersReceived: (f: any, l: any) => ((filter = f), (listener = l)) } } as any, 'http://localhost:5173');
+    expect(filter).toEqual({ urls: ['http://localhost:5173/*'] });
+    let out: any;
+    listener({ responseHeaders: { 'Content-Type': ['text/html'] } }, (r: any) => (out = r));
+    expect(out.responseHeaders).toEqual({ 'Content-Type': ['text/html'], 'Content-Security-Policy': [RENDERER_CSP] });
+    listener({ responseHeaders: { 'content-security-policy': ["default-src 'none'"] } }, (r: any) => (out = r));
+    expect(out.responseHeaders).toEqual({ 'content-security-policy': ["default-src 'none'"] });
+    expect(RENDERER_CSP).toContain("script-src 'self'");
+    expect(RENDERER_CSP).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline/);
   });
 });
 

@@ -8,6 +8,7 @@ import { diskOperations } from '../../service/sessions/disk.js';
 import { recordProjectSession } from '../../service/runtimes/project-sessions.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { cliaTranscript, clibTranscript, runtimeaDb, runtimeaSessionsDir, writeCliSessions, writeRuntimeaFileStore, writeRuntimeaSqlite } from './fixtures.js';
+import { eventually as poll } from '../helpers/eventually.js';
 
 /**
  * Files appear, grow, are rewritten atomically and vanish while the service runs (the
@@ -39,19 +40,8 @@ async function session(id: string): Promise<any | undefined> {
   return (await sessions()).find((s) => s.session_id === id);
 }
 
-/** Polls until `check` passes (the watcher debounces for 100 ms); fails after 5 s. */
-async function eventually(check: () => Promise<void>): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-}
+/** The watcher debounces for 100 ms; give it 5 s at most. */
+const eventually = (check: () => Promise<void>): Promise<void> => poll(check, 5000);
 
 describe('the listing follows the disk', () => {
   it('a session written by the chat store shows up, grows, and is retitled by an atomic rewrite', async () => {

@@ -1,0 +1,407 @@
+import { existsSync, statSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
+import { HttpError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { AgentName } from '../runtimes/runtime.js';
+import { sessionLogs } from '../sessions/pipeline.js';
+import type { LogChange, SessionIndex } from '../sessions/session-index.js';
+import type { DocKind } from './documents.js';
+import { logFile, logKey, type FromWorker, type Job, type SessionState, type ToWorker, type WorkerData } from './protocol.js';
+import { hasLongPrefix, QueryError, toFtsExpression } from './query.js';
+import { isCorruption } from './schema.js';
+import { scopeFilter } from './scope.js';
+import { startWorkerThread } from '../process/worker-thread.js';
+import { FtsReader } from './search.js';
+
+export type FtsStatusValue = 'idle' | 'indexing' | 'ready' | 'error';
+
+/** GET /api/fts/index/{ws}: the stub's two fields, now true, and what the index holds. */
+export interface FtsStatus {
+  status: FtsStatusValue;
+  progress: number;
+  workspace: string;
+  sessions: number;
+  documents: number;
+  messages: number;
+  bytes: number;
+  pending_sessions: number;
+  updated_at: string | null;
+  index_bytes: number;
+  error?: string;
+}
+
+export interface SearchQuery {
+  q: string;
+  limit: number;
+  offset: number;
+  /** A project id; undefined for every workspace. */
+  workspace?: string;
+  agentName?: AgentName;
+}
+
+export interface Hit {
+  session_id: string;
+  message_id: string;
+  message_index: number;
+  role: string;
+  kind: DocKind;
+  tool_name: string | null;
+  agent_name: AgentName;
+  agent_id: string;
+  title: string;
+  snippet: string;
+  timestamp: string;
+  score: number;
+}
+
+export interface SearchResult {
+  total: number;
+  capped: boolean;
+  offset: number;
+  hits: Hit[];
+}
+
+type Phase = 'idle' | 'starting' | 'open' | 'recovering' | 'error' | 'closed';
+
+interface Tracked extends SessionState {
+  pending: boolean;
+  removing: boolean;
+  /** Part of the current indexing pass (progress is computed over those). */
+  inPass: boolean;
+  weight: number;
+  done: number;
+}
+
+const OPEN_WAIT_MS = 10_000;
+const CLOSE_WAIT_MS = 5_000;
+
+/**
+ * Full-text search over every session's messages, fed by the sessions index: what it lists
+ * is indexed (through the pipeline, by the worker thread), what its watcher reports as
+ * changed is read again from the stored cursor, what it stops listing is dropped. Nothing
+ * is created on disk until there is a session to index.
+ */
+export class FtsIndex {
+  private phase: Phase = 'idle';
+  private worker: Worker | undefined;
+  private reader: FtsReader | undefined;
+  private error: string | undefined;
+  private tracked = new Map<string, Tracked>();
+  private unsubscribe: (() => void) | undefined;
+  private queue: Promise<void> = Promise.resolve();
+  private scheduled = false;
+  private fullPending = false;
+  private touched = new Set<string>();
+  private opened = deferred();
+  private closedByWorker = deferred();
+
+  constructor(
+    private readonly sessions: SessionIndex,
+    private readonly file: string,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.unsubscribe = this.sessions.onLogChange((changes) => this.changed(changes));
+    void this.boot().catch((err: unknown) => this.fail(String(err)));
+  }
+
+  status(workspace?: string): FtsStatus {
+    let sessions = 0;
+    let documents = 0;
+    let messages = 0;
+    let bytes = 0;
+    let pending = 0;
+    let weight = 0;
+    let done = 0;
+    let updated = 0;
+    for (const t of this.tracked.values()) {
+      if (workspace !== undefined && t.agentId !== workspace) continue;
+      if (!t.removing) {
+        sessions++;
+        documents += t.documents;
+        messages += t.messages;
+        bytes += t.bytes;
+      }
+      if (t.pending) pending++;
+      if (t.inPass) {
+        weight += t.weight;
+        done += t.pending ? Math.min(t.done, t.weight) : t.weight;
+      }
+      updated = Math.max(updated, t.indexedAt ?? 0);
+    }
+    const settled = this.phase === 'open' && pending === 0 && !this.scheduled;
+    const status: FtsStatusValue = this.phase === 'idle' ? 'idle' : this.phase === 'error' ? 'error' : settled ? 'ready' : 'indexing';
+    const progress = status === 'ready' ? 1 : status === 'idle' || weight === 0 ? 0 : Math.min(0.999, done / weight);
+    return {
+      status,
+      progress: Math.round(progress * 1000) / 1000,
+      workspace: workspace ?? 'all',
+      sessions,
+      documents,
+      messages,
+      bytes,
+      pending_sessions: pending,
+      updated_at: updated > 0 ? new Date(updated).toISOString() : null,
+      index_bytes: this.indexBytes(),
+      ...(this.error !== undefined ? { error: this.error } : {}),
+    };
+  }
+
+  async search(query: SearchQuery): Promise<SearchResult> {
+    let expression: string;
+    try {
+      expression = toFtsExpression(query.q);
+    } catch (err) {
+      if (err instanceof QueryError) throw new HttpError(400, err.message);
+      throw err;
+    }
+    await this.whenOpen();
+    const reader = this.reader;
+    if (!reader) return { total: 0, capped: false, offset: query.offset, hits: [] };
+    const match = [scopeFilter({ agentName: query.agentName, workspace: query.workspace }), `body : (${expression})`].filter(Boolean).join(' AND ');
+    let found;
+    try {
+      found = reader.search(match, query.limit, query.offset, hasLongPrefix(expression));
+    } catch (err) {
+      if (isCorruption(err)) {
+        this.damaged(String((err as Error).message));
+        throw new HttpError(503, 'The search index was damaged and is being rebuilt; try again shortly');
+      }
+      if ((err as { code?: string }).code === 'SQLITE_ERROR') throw new HttpError(400, `q could not be searched: ${(err as Error).message}`);
+      throw err;
+    }
+    const hits: Hit[] = [];
+    for (const r of found.rows) {
+      const view = await this.sessions.get(r.sessionId);
+      hits.push({
+        session_id: r.sessionId,
+        message_id: r.messageId,
+        message_index: r.messageIndex,
+        role: r.role,
+        kind: r.kind,
+        tool_name: r.toolName,
+        agent_name: r.agentName,
+        agent_id: r.agentId,
+        title: view?.title ?? '',
+        snippet: r.snippet,
+        timestamp: r.timestamp,
+        score: Math.round(r.score * 1e4) / 1e4,
+      });
+    }
+    return { total: found.total, capped: found.capped, offset: query.offset, hits };
+  }
+
+  async close(): Promise<void> {
+    if (this.phase === 'closed') return;
+    this.phase = 'closed';
+    this.unsubscribe?.();
+    this.closeReader();
+    this.opened.resolve();
+    const worker = this.worker;
+    if (!worker) return;
+    this.send({ type: 'close' });
+    await Promise.race([this.closedByWorker.promise, new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())]);
+    await worker.terminate();
+    this.worker = undefined;
+  }
+
+  /** After the sessions index's first build: start the worker, unless there is nothing to index yet. */
+  private async boot(): Promise<void> {
+    const logs = await sessionLogs(this.sessions);
+    if (this.phase !== 'idle') return;
+    if (logs.length === 0 && !existsSync(this.file)) {
+      this.phase = 'open';
+      this.opened.resolve();
+      return;
+    }
+    this.spawn();
+  }
+
+  private spawn(): void {
+    this.phase = 'starting';
+    const worker = startWorkerThread(import.meta.url, 'worker', { workerData: { file: this.file } satisfies WorkerData });
+    worker.unref();
+    worker.on('message', (message: FromWorker) => this.receive(message));
+    worker.on('error', (err) => this.log.error({ err: String(err) }, 'fts worker failed'));
+    worker.on('exit', (code) => {
+      this.closedByWorker.resolve();
+      if (this.phase !== 'closed') this.fail(`the indexing worker stopped (exit code ${code})`);
+    });
+    this.worker = worker;
+  }
+
+  private receive(message: FromWorker): void {
+    switch (message.type) {
+      case 'opened':
+        return this.onOpened(message.sessions);
+      case 'planned':
+        for (const [id, weight] of message.weights) {
+          const t = this.tracked.get(id);
+          if (t) Object.assign(t, { weight, done: 0 });
+        }
+        return;
+      case 'progress': {
+        const t = this.tracked.get(message.sessionId);
+        if (t) t.done = message.done;
+        return;
+      }
+      case 'indexed':
+        for (const state of message.states) {
+          const t = this.tracked.get(state.sessionId);
+          // A session dropped meanwhile stays dropped; its removal is queued after this.
+          if (t && !t.removing) Object.assign(t, state, { pending: false, done: t.weight });
+        }
+        return;
+      case 'removed':
+        this.tracked.delete(message.sessionId);
+        return;
+      case 'idle':
+        for (const t of this.tracked.values()) if (!t.pending) t.inPass = false;
+        this.log.info(message.stats, 'fts index up to date');
+        return;
+      case 'corrupt':
+        return this.damaged(message.reason);
+      case 'failed':
+        return this.fail(message.reason);
+      case 'log':
+        this.log[message.level](message.data, message.msg);
+        return;
+      case 'closed':
+        this.log.info({ file: this.file }, 'fts index closed');
+        this.closedByWorker.resolve();
+        return;
+    }
+  }
+
+  private onOpened(states: SessionState[]): void {
+    if (this.phase === 'closed') return;
+    this.closeReader();
+    this.reader = new FtsReader(this.file);
+    this.tracked = new Map(states.map((s) => [s.sessionId, { ...s, pending: false, removing: false, inPass: false, weight: 0, done: 0 }]));
+    // 'open' (and so possibly 'ready') only once the first pass is queued.
+    this.phase = 'starting';
+    this.error = undefined;
+    this.log.info({ file: this.file, sessions: states.length }, 'fts index opened');
+    this.opened.resolve();
+    this.schedule(true);
+  }
+
+  /** The file is damaged: stop reading it, and have the worker move it aside and start afresh. */
+  private damaged(reason: string): void {
+    if (this.phase === 'recovering' || this.phase === 'closed') return;
+    this.log.warn({ file: this.file, reason }, 'fts index is damaged: rebuilding it');
+    this.phase = 'recovering';
+    this.closeReader();
+    this.opened = deferred();
+    this.send({ type: 'recover', reason });
+  }
+
+  private fail(reason: string): void {
+    if (this.phase === 'closed') return;
+    this.log.warn({ file: this.file, reason }, 'fts index unavailable');
+    this.phase = 'error';
+    this.error = reason;
+    this.closeReader();
+    this.opened.resolve();
+  }
+
+  private changed(changes: LogChange[]): void {
+    if (this.phase === 'closed' || this.phase === 'error') return;
+    for (const change of changes) this.touched.add(change.path);
+    // Nothing was indexed before: the first session brings the worker (its first pass covers everything).
+    if (this.phase === 'open' && !this.worker) return this.spawn();
+    this.schedule(false);
+  }
+
+  /** Runs one reconciliation at a time; requests made meanwhile are merged into the next. */
+  private schedule(full: boolean): void {
+    if (full) this.fullPending = true;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.queue = this.queue
+      .then(async () => {
+        this.scheduled = false;
+        const all = this.fullPending;
+        const touched = this.touched;
+        this.fullPending = false;
+        this.touched = new Set();
+        await this.reconcile(all, touched);
+      })
+      .catch((err: unknown) => this.log.warn({ err: String(err) }, 'fts reconciliation failed'));
+  }
+
+  /**
+   * Compares what the sessions index lists with what the index holds and queues the work:
+   * `all` (after opening) reads every session from its cursor, oldest first so document ids
+   * follow time; otherwise only sessions that are new, changed identity or scope, or whose
+   * log changed (for a SQLite store, the sessions whose updated time moved) are read.
+   */
+  private async reconcile(all: boolean, touched: Set<string>): Promise<void> {
+    const logs = await sessionLogs(this.sessions);
+    if (!this.reader || !this.worker || (this.phase !== 'open' && !all)) return;
+    const jobs: Job[] = [];
+    const listed = new Set<string>();
+    for (const s of all ? [...logs].reverse() : logs) {
+      listed.add(s.sessionId);
+      const key = logKey(s.log);
+      const known = this.tracked.get(s.sessionId);
+      const moved = !known || known.removing || known.logKey !== key || known.agentName !== s.agentName || known.agentId !== s.agentId;
+      const grew = touched.has(logFile(s.log)) && (s.log.kind !== 'sqlite' || known?.updatedAtMs !== s.updatedAtMs);
+      if (!all && !moved && !grew) continue;
+      jobs.push({ action: 'index', sessionId: s.sessionId, log: s.log, logKey: key, agentName: s.agentName, agentId: s.agentId, updatedAtMs: s.updatedAtMs, urgent: !all });
+      const t: Tracked = known ?? { sessionId: s.sessionId, documents: 0, messages: 0, bytes: 0, indexedAt: null, pending: false, removing: false, inPass: false, weight: 1, done: 0, logKey: key, agentName: s.agentName, agentId: s.agentId, updatedAtMs: s.updatedAtMs };
+      Object.assign(t, { logKey: key, agentName: s.agentName, agentId: s.agentId, updatedAtMs: s.updatedAtMs, pending: true, removing: false, inPass: true, done: 0 });
+      this.tracked.set(s.sessionId, t);
+    }
+    for (const [id, t] of this.tracked) {
+      if (listed.has(id) || t.removing) continue;
+      jobs.push({ action: 'remove', sessionId: id, urgent: !all });
+      Object.assign(t, { pending: true, removing: true, inPass: true, weight: 1, done: 0 });
+    }
+    if (jobs.length > 0) this.send({ type: 'jobs', jobs });
+    if (all && this.phase === 'starting') this.phase = 'open';
+  }
+
+  private async whenOpen(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), OPEN_WAIT_MS)));
+    const outcome = await Promise.race([this.opened.promise, late]);
+    clearTimeout(timer);
+    if (this.phase === 'error') throw new HttpError(503, `Full-text search is unavailable: ${this.error}`);
+    if (this.phase === 'closed') throw new HttpError(503, 'The service is shutting down');
+    if (outcome === 'late') throw new HttpError(503, 'The search index is still opening; try again shortly');
+  }
+
+  private send(message: ToWorker): void {
+    this.worker?.postMessage(message);
+  }
+
+  private closeReader(): void {
+    this.reader?.close();
+    this.reader = undefined;
+  }
+
+  private indexBytes(): number {
+    let total = 0;
+    for (const suffix of ['', '-wal']) {
+      try {
+        total += statSync(`${this.file}${suffix}`).size;
+      } catch {
+        // not there
+      }
+    }
+    return total;
+  }
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}

@@ -1,0 +1,38 @@
+import { Router } from 'express';
+import type { ServiceContext } from '../context.js';
+import { HttpError } from '../errors.js';
+import type { AgentName } from '../runtimes/runtime.js';
+import { parseLimit, parseQuery, parseSessionOffset } from '../sessions/query.js';
+import { resolveWorkspace } from './workspace.js';
+
+const AGENT_NAMES: readonly AgentName[] = ['runtimea', 'clia_code', 'clib'];
+
+/** Full-text search: the index's state per workspace, and ranked hits over every message. */
+export function ftsRoutes(ctx: ServiceContext): Router {
+  const router = Router();
+
+  router.get('/api/fts/index/:ws', async (req, res) => {
+    res.json(ctx.fts.status(await resolveWorkspace(ctx.config.projectsRoot, req.params.ws)));
+  });
+
+  router.get('/api/fts/search', async (req, res) => {
+    const q = parseQuery(req.query.q);
+    const limit = parseLimit(req.query.limit);
+    const offset = parseSessionOffset(req.query.offset);
+    const workspace = req.query.ws === undefined ? undefined : await resolveWorkspace(ctx.config.projectsRoot, single(req.query.ws, 'ws'));
+    const agentName = req.query.agent_name === undefined ? undefined : parseAgentName(single(req.query.agent_name, 'agent_name'));
+    res.json(await ctx.fts.search({ q, limit, offset, ...(workspace !== undefined ? { workspace } : {}), ...(agentName ? { agentName } : {}) }));
+  });
+
+  return router;
+}
+
+function single(value: unknown, name: string): string {
+  if (typeof value !== 'string') throw new HttpError(400, `${name} must be a single string`);
+  return value;
+}
+
+function parseAgentName(value: string): AgentName {
+  if (!(AGENT_NAMES as readonly string[]).includes(value)) throw new HttpError(400, `agent_name must be one of ${AGENT_NAMES.join(', ')}`);
+  return value as AgentName;
+}

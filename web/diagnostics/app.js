@@ -1,0 +1,547 @@
+// Space diagnostics page: plain DOM, no framework, same-origin requests only.
+// Every data call goes through the service's trust guard like any client: in the app the
+// Electron host adds the launch token to each request; in a browser a service started with
+// SPACE_TOKEN needs the token, given once as /diagnostics#token=<token> (kept in this tab's
+// sessionStorage, removed from the address bar) or typed into the banner.
+'use strict';
+
+const TOKEN_KEY = 'space-token';
+const USAGE_DAYS = 30;
+const SESSION_LIMIT = 20;
+const MESSAGE_LIMIT = 20;
+const RUNTIMES = [
+  { name: 'clia_code', cli: 'clia', label: 'clia', kind: 'Claude Code CLI' },
+  { name: 'clib', cli: 'clib', label: 'clib', kind: 'Codex CLI' },
+  { name: 'runtimea', cli: 'runtimea', label: 'runtimea', kind: 'agent gateway' },
+];
+
+/* ---------- requests ---------- */
+
+class ApiError extends Error {
+  constructor(status, detail) {
+    super(detail);
+    this.status = status;
+  }
+}
+
+function takeTokenFromAddress() {
+  const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (!match) return;
+  sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+  history.replaceState(null, '', location.pathname + location.search);
+}
+
+function authHeaders() {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  return token ? { 'X-Space-Token': token } : {};
+}
+
+async function api(path, { method = 'GET', body } = {}) {
+  const headers = { ...authHeaders(), Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+  const text = await res.text();
+  let data;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    data = undefined;
+  }
+  if (res.status === 401) showTokenBanner();
+  if (!res.ok) throw new ApiError(res.status, (data && typeof data.detail === 'string' && data.detail) || `HTTP ${res.status}`);
+  return data;
+}
+
+/* ---------- DOM helpers (text only: nothing from the service becomes markup) ---------- */
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? '' : String(value));
+  }
+  for (const child of children.flat()) if (child !== undefined && child !== null && child !== false) node.append(child instanceof Node ? child : String(child));
+  return node;
+}
+
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+  for (const child of children.flat()) if (child !== undefined && child !== null) node.append(child instanceof Node ? child : String(child));
+  return node;
+}
+
+function bodyOf(id) {
+  return document.querySelector(`#${id} .body`);
+}
+
+function fill(id, ...children) {
+  const body = bodyOf(id);
+  body.removeAttribute('data-state');
+  body.replaceChildren(...children);
+}
+
+/** A card's failure: a missing API (404) is said plainly, anything else as the service's detail. */
+function failed(id, err, what) {
+  if (err instanceof ApiError && err.status === 404) {
+    fill(id, el('p', { class: 'unavailable' }, `${what} is not available in this build of the service (${err.message}).`));
+  } else if (err instanceof ApiError && err.status === 401) {
+    fill(id, el('p', { class: 'error' }, 'Needs the service token (see the banner above).'));
+  } else {
+    fill(id, el('p', { class: 'error' }, err instanceof Error ? err.message : String(err)));
+  }
+}
+
+function kv(pairs) {
+  return el('dl', { class: 'kv' }, pairs.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+}
+
+const money = (n) => `$${(Number(n) || 0).toFixed(2)}`;
+const moneyFine = (n) => ((Number(n) || 0) < 0.1 && n > 0 ? `$${Number(n).toFixed(4)}` : money(n));
+const integer = (n) => (Number(n) || 0).toLocaleString('en-US');
+
+function when(iso) {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return '';
+  const s = Math.round((Date.now() - t) / 1000);
+  if (s < 60) return 'just now';
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  if (s < 7 * 86400) return `${Math.floor(s / 86400)} d ago`;
+  return new Date(t).toISOString().slice(0, 10);
+}
+
+function duration(seconds) {
+  const s = Number(seconds) || 0;
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+/* ---------- token banner ---------- */
+
+function showTokenBanner() {
+  document.getElementById('token-banner').hidden = false;
+}
+
+function wireTokenForm() {
+  document.getElementById('token-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const value = document.getElementById('token-input').value.trim();
+    if (!value) return;
+    sessionStorage.setItem(TOKEN_KEY, value);
+    document.getElementById('token-input').value = '';
+    document.getElementById('token-banner').hidden = true;
+    void loadAll();
+  });
+}
+
+/* ---------- service health ---------- */
+
+let health;
+
+async function loadHealth() {
+  const pill = document.getElementById('service-pill');
+  try {
+    health = await api('/health');
+    pill.className = `pill ${health.status === 'ok' ? 'pill-ok' : 'pill-bad'}`;
+    pill.textContent = `${health.status === 'ok' ? 'Running' : health.status} · v${health.version}`;
+    fill(
+      'health',
+      kv([
+        ['Status', el('span', { class: `tag ${health.status === 'ok' ? 'ok' : 'bad'}` }, `${health.status} · ${health.stage}`)],
+        ['Version', health.version],
+        ['Host', health.host_kind === 'electron' ? 'desktop app' : 'headless'],
+        ['Listening', `${health.listen.host}:${health.listen.port}`],
+        ['Uptime', duration(health.uptime_s)],
+        ['Open streams', integer(health.active_sessions)],
+        ['Child processes', integer(health.child_processes)],
+        ['Node', health.node],
+      ]),
+    );
+  } catch (err) {
+    pill.className = 'pill pill-bad';
+    pill.textContent = err instanceof ApiError && err.status === 401 ? 'Token needed' : 'Unreachable';
+    failed('health', err, 'Health');
+  }
+}
+
+/* ---------- sign-in ---------- */
+
+const bridge = window.space && window.space.signIn ? window.space : undefined;
+let signInRunning = false;
+
+async function loadSignIn() {
+  const start = document.getElementById('signin-start');
+  const logout = document.getElementById('signin-logout');
+  try {
+    const state = await api('/space-auth/state');
+    const rows = [
+      ['State', state.signed_in ? el('span', { class: 'tag ok' }, 'signed in') : state.source === 'api_key' ? el('span', { class: 'tag ok' }, 'API key') : el('span', { class: 'tag warn' }, 'signed out')],
+      ['Upstream', state.upstream_configured ? 'configured' : 'not configured'],
+    ];
+    if (state.user_id) rows.push(['User', state.user_id]);
+    if (state.expires_at) rows.push(['Expires', new Date(state.expires_at).toLocaleString()]);
+    fill('signin', kv(rows));
+    const usable = state.upstream_configured && state.source !== 'api_key';
+    start.disabled = !usable || signInRunning;
+    if (!signInRunning) progress(!state.upstream_configured ? 'Sign-in is off: SPACE_UPSTREAM_URL is not set.' : state.source === 'api_key' ? 'SPACE_API_KEY is set: no sign-in needed.' : '');
+    start.textContent = state.signed_in ? 'Sign in again' : 'Sign in';
+    logout.hidden = !state.signed_in;
+  } catch (err) {
+    start.disabled = true;
+    failed('signin', err, 'Sign-in');
+  }
+}
+
+function progress(text, bad = false) {
+  const p = document.getElementById('signin-progress');
+  p.className = `note${bad ? ' bad' : ''}`;
+  p.replaceChildren(...(Array.isArray(text) ? text : [text]));
+}
+
+/**
+ * The poll-token flow. In the app the bridge runs it in the main process (which opens the
+ * page in the system browser and consumes with the token it holds); in a browser the page
+ * starts it over HTTP, shows the link, polls the status every 2 s and asks the service to
+ * consume with the poll_token it holds. The page never sees a poll_token either way.
+ */
+async function signIn() {
+  signInRunning = true;
+  document.getElementById('signin-start').disabled = true;
+  try {
+    if (bridge) {
+      const { auth_session_id } = await bridge.signIn.start();
+      progress('Approve the sign-in in your browser…');
+      const { status } = await bridge.signIn.waitForApproval(auth_session_id);
+      if (status !== 'approved') throw new Error('The sign-in expired; start again.');
+      await bridge.signIn.consume(auth_session_id);
+    } else {
+      const { authorize_url, auth_session_id } = await api('/space-auth/start', { method: 'POST', body: {} });
+      progress(['Open ', el('a', { href: authorize_url, target: '_blank', rel: 'noopener noreferrer', id: 'signin-link' }, 'the sign-in page'), ' and approve; this page waits…']);
+      for (;;) {
+        const { status } = await api(`/space-auth/status/${encodeURIComponent(auth_session_id)}`);
+        if (status === 'approved') break;
+        if (status === 'expired') throw new Error('The sign-in expired; start again.');
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+      await api('/space-auth/consume-held', { method: 'POST', body: { auth_session_id } });
+    }
+    progress('Signed in.');
+  } catch (err) {
+    progress(err instanceof Error ? err.message : String(err), true);
+  } finally {
+    signInRunning = false;
+    await loadSignIn();
+  }
+}
+
+async function signOut() {
+  try {
+    await api('/space-auth/logout', { method: 'POST', body: {} });
+    progress('Signed out.');
+  } catch (err) {
+    progress(err.message, true);
+  }
+  await loadSignIn();
+}
+
+/* ---------- runtimes ---------- */
+
+let workspace;
+
+async function loadRuntimes() {
+  try {
+    const [aiAuth, clib, ws] = await Promise.all([api('/debug/ai-auth'), api('/api/clib/status').catch(() => undefined), api('/api/config/workspace')]);
+    workspace = ws;
+    if (!health) await loadHealth();
+    const rows = RUNTIMES.map((runtime) => {
+      const cli = health && health.clis ? health.clis[runtime.cli] : undefined;
+      const bindings = (aiAuth.backends && aiAuth.backends[runtime.name]) || [];
+      const creds = bindings.filter((b) => /KEY|TOKEN/.test(b.from) && !/BOT|APP_TOKEN/.test(b.from));
+      const auth = [];
+      if (runtime.name === 'clib' && clib) {
+        auth.push(el('span', { class: `tag ${clib.authenticated ? 'ok' : 'warn'}` }, clib.authenticated ? `signed in${clib.method ? ` (${clib.method})` : ''}` : 'not signed in'));
+      }
+      for (const c of creds) auth.push(el('span', { class: `tag ${c.set ? 'ok' : 'off'}`, title: c.set ? `${c.from} is set` : `${c.from} is not set` }, `${c.set ? '✓' : '✗'} ${c.from}`));
+      return el(
+        'tr',
+        { 'data-runtime': runtime.name },
+        el('td', {}, el('strong', {}, runtime.label), ws.default === runtime.name ? [' ', el('span', { class: 'tag' }, 'default')] : null, el('div', { class: 'muted' }, runtime.kind)),
+        el('td', { class: 'path' }, cli ? (cli.path ? cli.path : el('span', { class: 'tag bad' }, `${cli.bin}: not found`)) : '—'),
+        el('td', {}, el('div', { class: 'creds' }, auth.length ? auth : el('span', { class: 'muted' }, 'no credential needed'))),
+      );
+    });
+    fill(
+      'runtimes',
+      el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'Runtime'), el('th', {}, 'Program'), el('th', {}, 'Credentials'))), el('tbody', {}, rows)),
+      el('p', { class: 'note' }, 'Active env file: ', el('code', {}, aiAuth.env_file.path), aiAuth.env_file.exists ? '' : ' (not created yet)'),
+    );
+    fillAgentChoice(ws);
+  } catch (err) {
+    failed('runtimes', err, 'Runtime configuration');
+  }
+}
+
+function fillAgentChoice(ws) {
+  const select = document.getElementById('chat-agent');
+  if (select.options.length) return;
+  for (const runtime of RUNTIMES) select.append(el('option', { value: runtime.name, selected: ws.default === runtime.name }, `${runtime.label} · ${runtime.kind}`));
+}
+
+/* ---------- sessions and messages ---------- */
+
+let selectedSession;
+
+async function loadSessions() {
+  try {
+    const { sessions, total } = await api(`/api/sessions?limit=${SESSION_LIMIT}`);
+    if (!sessions.length) return fill('sessions', el('p', { class: 'empty' }, 'No sessions yet. Send a prompt to start one.'));
+    const items = sessions.map((s) =>
+      el(
+        'li',
+        {},
+        el(
+          'button',
+          { type: 'button', 'data-session': s.session_id, 'aria-current': s.session_id === selectedSession ? 'true' : 'false', onclick: () => void loadMessages(s) },
+          el('span', { class: 'title' }, s.title || 'Untitled session'),
+          el('span', { class: 'count' }, `${integer(s.message_count)} msg`),
+          el('span', { class: 'meta' }, `${s.agent_name} · ${s.agent_id || 'no project'} · ${when(s.updated_at)}`),
+        ),
+      ),
+    );
+    fill('sessions', el('ul', { class: 'sessions' }, items), el('p', { class: 'note' }, `Newest ${sessions.length} of ${integer(total)}`));
+  } catch (err) {
+    failed('sessions', err, 'The sessions list (GET /api/sessions)');
+  }
+}
+
+async function loadMessages(session) {
+  selectedSession = session.session_id;
+  for (const b of document.querySelectorAll('#sessions [data-session]')) b.setAttribute('aria-current', String(b.dataset.session === selectedSession));
+  document.getElementById('messages-title').textContent = `· ${session.title || session.session_id}`;
+  fill('messages', el('p', { class: 'empty' }, 'Loading…'));
+  try {
+    const { messages, total, offset } = await api(`/api/messages/${encodeURIComponent(session.session_id)}?limit=${MESSAGE_LIMIT}`);
+    if (!messages.length) return fill('messages', el('p', { class: 'empty' }, 'This session has no messages.'));
+    const list = el(
+      'div',
+      { class: 'messages' },
+      messages.map((m) => el('div', { class: `msg ${m.role}` }, messageText(m), el('span', { class: 'when' }, `${m.role} · ${when(m.timestamp)}`))),
+    );
+    fill('messages', list, el('p', { class: 'note' }, `Messages ${offset + 1}–${offset + messages.length} of ${integer(total)}`));
+    list.scrollTop = list.scrollHeight;
+  } catch (err) {
+    failed('messages', err, 'Messages (GET /api/messages)');
+  }
+}
+
+/** A tool message in one line: the call with its main argument, or the first line of the result. */
+function messageText(m) {
+  if (m.role !== 'tool') return m.text || '';
+  const clip = (text) => (text.length > 140 ? `${text.slice(0, 139)}…` : text);
+  if (m.tool_call) {
+    const input = m.tool_call.input && typeof m.tool_call.input === 'object' ? m.tool_call.input : {};
+    const main = [input.command, input.file_path, input.path, input.query, input.url, ...Object.values(input)].find((v) => typeof v === 'string' && v);
+    return clip(`⚙ ${m.tool_call.name || 'tool'}${main ? `: ${main}` : ''}`);
+  }
+  const result = m.tool_result || {};
+  const output = typeof result.output === 'string' ? result.output : JSON.stringify(result.output ?? '');
+  const first = output.split('\n').find((line) => line.trim()) || '(no output)';
+  return clip(`${result.is_error ? '✗' : '↳'} ${result.name ? `${result.name}: ` : ''}${first}`);
+}
+
+/* ---------- usage ---------- */
+
+async function loadUsage() {
+  try {
+    const report = await api(`/api/usage?days=${USAGE_DAYS}`);
+    const days = lastDays(USAGE_DAYS, report.daily || []);
+    const tokens = report.total_tokens || {};
+    const totalTokens = (tokens.input || 0) + (tokens.output || 0) + (tokens.cache_read || 0) + (tokens.cache_write || 0);
+    const models = [...(report.by_model || [])].sort((a, b) => b.cost_usd - a.cost_usd).slice(0, 4);
+    fill(
+      'usage',
+      el(
+        'div',
+        { class: 'usage-head' },
+        el('div', {}, el('div', { class: 'big', id: 'usage-total' }, money(report.total_cost_usd)), el('div', { class: 'muted' }, `total cost, ${report.window_days ?? USAGE_DAYS} days`)),
+        el('div', {}, el('div', { class: 'big' }, integer(totalTokens)), el('div', { class: 'muted' }, 'tokens')),
+        el('div', {}, el('div', { class: 'big' }, integer((report.by_session || []).length)), el('div', { class: 'muted' }, 'sessions')),
+      ),
+      chart(days),
+      models.length ? el('div', { class: 'models' }, models.map((m) => el('span', { class: 'tag', title: `${integer(m.tokens_in)} in, ${integer(m.tokens_out)} out` }, `${m.model} · ${moneyFine(m.cost_usd)}`))) : null,
+    );
+  } catch (err) {
+    failed('usage', err, 'Usage (GET /api/usage)');
+  }
+}
+
+/** The last `n` calendar days (UTC, as the report's dates), zero where the report has none. */
+function lastDays(n, daily) {
+  const byDate = new Map(daily.map((d) => [d.date, d]));
+  const today = new Date();
+  const out = [];
+  for (let i = n - 1; i >= 0; i--) {
+    const date = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - i)).toISOString().slice(0, 10);
+    const d = byDate.get(date);
+    out.push({ date, cost_usd: d ? Number(d.cost_usd) || 0 : 0, tokens_total: d ? d.tokens_total : 0 });
+  }
+  return out;
+}
+
+/** Daily cost as an inline SVG bar chart with a few gridlines; each bar has a tooltip. */
+function chart(days) {
+  const W = 720;
+  const H = 210;
+  const left = 48;
+  const bottom = 24;
+  const top = 8;
+  const plotW = W - left - 8;
+  const plotH = H - top - bottom;
+  const max = Math.max(...days.map((d) => d.cost_usd), 0);
+  const step = niceStep(max / 4);
+  const ceiling = Math.max(step * 4, step);
+  const y = (v) => top + plotH - (v / ceiling) * plotH;
+  const slot = plotW / days.length;
+  const parts = [];
+  for (let v = 0; v <= ceiling + 1e-9; v += step) {
+    parts.push(svg('line', { class: 'grid-line', x1: left, x2: W - 8, y1: y(v), y2: y(v) }));
+    parts.push(svg('text', { x: left - 6, y: y(v) + 4, 'text-anchor': 'end' }, step < 1 ? `$${v.toFixed(2)}` : `$${Math.round(v)}`));
+  }
+  days.forEach((d, i) => {
+    const h = Math.max(d.cost_usd > 0 ? 2 : 0, (d.cost_usd / ceiling) * plotH);
+    const x = left + i * slot + slot * 0.18;
+    parts.push(svg('rect', { class: 'bar', x, y: top + plotH - h, width: slot * 0.64, height: h, rx: 2, 'data-date': d.date }, svg('title', {}, `${d.date}: ${moneyFine(d.cost_usd)}, ${integer(d.tokens_total)} tokens`)));
+    if (i % 5 === 4 || i === days.length - 1) parts.push(svg('text', { x: left + i * slot + slot / 2, y: H - 6, 'text-anchor': 'middle' }, d.date.slice(5)));
+  });
+  return svg('svg', { class: 'chart', id: 'usage-chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `Daily cost over the last ${days.length} days` }, parts);
+}
+
+function niceStep(raw) {
+  if (!(raw > 0)) return 0.25;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const scaled = raw / power;
+  return (scaled <= 1 ? 1 : scaled <= 2 ? 2 : scaled <= 2.5 ? 2.5 : scaled <= 5 ? 5 : 10) * power;
+}
+
+/* ---------- chat ---------- */
+
+let currentStream;
+
+function chatStatus(text, bad = false) {
+  const s = document.getElementById('chat-status');
+  s.className = `note${bad ? ' bad' : ''}`;
+  s.textContent = text;
+}
+
+async function sendPrompt(event) {
+  event.preventDefault();
+  const text = document.getElementById('chat-text').value.trim();
+  if (!text || currentStream) return;
+  const output = document.getElementById('chat-output');
+  output.className = 'chat-output';
+  output.textContent = '';
+  const send = document.getElementById('chat-send');
+  const stop = document.getElementById('chat-stop');
+  send.disabled = true;
+  chatStatus('Sending…');
+  try {
+    const { stream_id } = await api('/api/chat/prompt', { method: 'POST', body: { text, agent_name: document.getElementById('chat-agent').value } });
+    currentStream = { id: stream_id, controller: new AbortController() };
+    stop.disabled = false;
+    chatStatus('Streaming…');
+    const outcome = await readStream(stream_id, currentStream.controller.signal, (t) => {
+      output.textContent += t;
+      output.scrollTop = output.scrollHeight;
+    });
+    if (outcome.error) {
+      output.className = 'chat-output failed';
+      output.textContent += (output.textContent ? '\n\n' : '') + outcome.error;
+      chatStatus('The turn failed.', true);
+    } else {
+      chatStatus(`Done (${outcome.finish_reason || 'stop'})${outcome.session_id ? ` · session ${outcome.session_id.slice(0, 8)}` : ''}`);
+    }
+    void loadSessions();
+    void loadUsage();
+  } catch (err) {
+    chatStatus(err instanceof Error ? err.message : String(err), true);
+  } finally {
+    currentStream = undefined;
+    send.disabled = false;
+    stop.disabled = true;
+  }
+}
+
+/**
+ * Reads the turn's SSE stream with fetch (EventSource cannot send the token header) and
+ * calls `onText` with each text-delta as it arrives. Resolves with how the turn ended.
+ */
+async function readStream(streamId, signal, onText) {
+  const res = await fetch(`/api/chat/stream/${encodeURIComponent(streamId)}`, { headers: { ...authHeaders(), Accept: 'text/event-stream' }, signal, credentials: 'omit', cache: 'no-store' });
+  if (!res.ok || !res.body) throw new ApiError(res.status, `The stream could not be opened (HTTP ${res.status})`);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  let outcome = { error: 'The stream ended without a result.' };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value.replace(/\r\n/g, '\n');
+    let end;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const frame = parseFrame(buffer.slice(0, end));
+      buffer = buffer.slice(end + 2);
+      if (!frame) continue;
+      if (frame.event === 'text-delta') onText(frame.data.text || '');
+      else if (frame.event === 'session-created') chatStatus(`Streaming… session ${String(frame.data.session_id).slice(0, 8)}`);
+      else if (frame.event === 'done') outcome = { finish_reason: frame.data.finish_reason, session_id: frame.data.session_id };
+      else if (frame.event === 'agent-error' || frame.event === 'error') outcome = { error: frame.data.error_message || 'The runtime failed.' };
+    }
+  }
+  return outcome;
+}
+
+function parseFrame(text) {
+  let event = 'message';
+  const data = [];
+  for (const line of text.split('\n')) {
+    if (line.startsWith('event:')) event = line.slice(6).trim();
+    else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+  }
+  if (!data.length) return undefined;
+  try {
+    return { event, data: JSON.parse(data.join('\n')) };
+  } catch {
+    return undefined;
+  }
+}
+
+async function stopTurn() {
+  if (!currentStream) return;
+  document.getElementById('chat-stop').disabled = true;
+  try {
+    await api('/api/chat/abort', { method: 'POST', body: { stream_id: currentStream.id } });
+    chatStatus('Stopping…');
+  } catch (err) {
+    chatStatus(err.message, true);
+  }
+}
+
+/* ---------- start ---------- */
+
+async function loadAll() {
+  document.body.dataset.loaded = 'false';
+  await loadHealth();
+  await Promise.all([loadSignIn(), loadRuntimes(), loadSessions(), loadUsage()]);
+  document.body.dataset.loaded = 'true';
+}
+
+takeTokenFromAddress();
+wireTokenForm();
+document.getElementById('signin-start').addEventListener('click', () => void signIn());
+document.getElementById('signin-logout').addEventListener('click', () => void signOut());
+document.getElementById('chat-form').addEventListener('submit', (e) => void sendPrompt(e));
+document.getElementById('chat-stop').addEventListener('click', () => void stopTurn());
+void loadAll();
