@@ -69,6 +69,7 @@ export const ROUTES: readonly Route[] = [
   get('/space-auth/whoami'),
   get('/space-auth/state'),
   bare('POST', '/space-auth/logout'),
+  json('POST', '/space-auth/consume-held', { auth_session_id: PARAMS.auth_session_id }, { extra: true }),
   // Runtime bootstrap
   json('POST', '/clia/setup-token', {}),
   json('POST', '/clia/setup-token/callback', { session_id: PARAMS.session_id, code: 'adv-code#adv-state' }),
@@ -152,7 +153,10 @@ export const ROUTES: readonly Route[] = [
   bare('POST', '/app/update'),
   ...['/api/tools', '/api/skills', '/api/connectors', '/api/automations', '/api/mcp/status', '/api/plugins/status', '/api/localmodel/status'].map((p) => get(p)),
   get('/api/fts/index/{ws}'),
+  get('/api/fts/search', { extra: true }),
   get('/api/workspace-memory'),
+  // The diagnostics page (README, "Diagnostics page"): public files that hold no data.
+  ...['/diagnostics', '/diagnostics/app.js', '/diagnostics/app.css'].map((p) => get(p, { public: true, extra: true })),
 ];
 
 export const JSON_ROUTES = ROUTES.filter((r) => r.body === 'json');
