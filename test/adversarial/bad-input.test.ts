@@ -206,6 +206,15 @@ describe('hostile path parameters and queries on every route', () => {
     `q=${'a'.repeat(20_000)}`,
     'q=%00%ff&days=0&limit=0',
     'limit=100000000&days=100000000',
+    // Full-text query syntax (FTS5): unbalanced quotes and brackets, bare operators, column filters.
+    'q=%22unterminated',
+    'q=NEAR(a%20b',
+    'q=*',
+    'q=a%20OR',
+    'q=%5E',
+    'q=title%3Ax',
+    'q=-',
+    `q=${'%22a%22%20'.repeat(500)}`,
   ];
   const gets = ROUTES.filter((r) => r.method === 'GET' && !r.sse);
   it.each(gets.map((r) => [label(r), r] as const))('%s with hostile queries', async (_name, route) => {

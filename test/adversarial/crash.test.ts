@@ -200,6 +200,9 @@ describe('kill -9 during bursts of writes to every store, then a restart', () =>
         }
         expect((await again.request('GET', '/api/secrets/env')).status).toBe(200);
         expect((await again.request('GET', '/api/sessions')).status).toBe(200);
+        // The full-text index (SQLite, written while the turns ran) opens and answers.
+        expect((await again.request('GET', '/api/fts/search?q=light')).status).toBe(200);
+        expect((await again.request('GET', '/api/usage')).status).toBe(200);
         // The restart swept what the kill left half-written in the service's own folders. (A save
         // into a user's folder can leave its hidden temp file there: documented, never the target.)
         expect(tempFiles(await snapshot(home)).filter((p) => !p.startsWith('notes/'))).toEqual([]);

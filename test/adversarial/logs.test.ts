@@ -65,7 +65,7 @@ describe('damaged session logs', () => {
     const all = await messages();
     expect(all.at(-1)).toMatchObject({ role: 'user', text: 'after the huge line' });
     expect(all.some((m) => (m.text ?? '').length > 1024 * 1024)).toBe(false);
-    for (const target of ['/api/sessions', '/api/sessions/search?q=second', `/api/sessions/${sessionId}`, '/api/usage', '/runtimea/usage/summary']) {
+    for (const target of ['/api/sessions', '/api/sessions/search?q=second', `/api/sessions/${sessionId}`, '/api/usage', '/runtimea/usage/summary', '/api/fts/search?q=huge', '/api/fts/index/logs']) {
       const res = await svc.get(target);
       expect(res.status, target).toBeLessThan(500);
     }
