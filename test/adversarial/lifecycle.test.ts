@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimSingleInstance } from '../../main/single-instance.js';
 import { isSafeExternalUrl, lockNavigation, windowOptions } from '../../main/window.js';
 import { createHeadlessHost, type Host } from '../../service/host.js';
 import { livePidsInGroup } from '../../service/process/supervisor.js';
@@ -159,13 +160,25 @@ describe('the OAuth redirect target (#16)', () => {
 });
 
 describe('the desktop shell (#77-#80)', () => {
-  it('#77 the single-instance lock is taken before the service is created or listens', () => {
+  it('#77 a second launch quits at once and brings the first window forward; the lock comes before the service', () => {
+    const calls: string[] = [];
+    const handlers: Record<string, () => void> = {};
+    const app = (locked: boolean) => ({
+      requestSingleInstanceLock: () => locked,
+      quit: () => void calls.push('quit'),
+      on: ((event: string, fn: () => void) => void (handlers[event] = fn)) as never,
+    });
+    const win = { isMinimized: () => true, restore: () => void calls.push('restore'), isVisible: () => false, show: () => void calls.push('show'), focus: () => void calls.push('focus') };
+    expect(claimSingleInstance(app(false), () => win)).toBe(false);
+    expect(calls).toEqual(['quit']);
+    calls.length = 0;
+    expect(claimSingleInstance(app(true), () => win)).toBe(true);
+    handlers['second-instance']!();
+    expect(calls).toEqual(['restore', 'show', 'focus']);
     const main = readFileSync(path.join(root, 'main', 'index.ts'), 'utf8');
-    const lock = main.indexOf('requestSingleInstanceLock()');
+    const lock = main.indexOf('claimSingleInstance(app');
     expect(lock).toBeGreaterThan(-1);
     expect(lock).toBeLessThan(main.indexOf('createService('));
-    expect(lock).toBeLessThan(main.indexOf('.listen()'));
-    expect(main.slice(lock, lock + 200)).toMatch(/quit|exit/);
   });
 
   it('#78 the preload gives the renderer functions only: no ipcRenderer, process, require or secret', async () => {

@@ -100,8 +100,10 @@ describe('bodies that lie about their length, never end, or are mislabelled, on 
       if (conn.received().includes('413')) break;
     }
     await Promise.race([conn.closed, new Promise((r) => setTimeout(r, 5000))]);
-    expect(conn.received()).toMatch(/^HTTP\/1\.1 413/);
+    // The server stops reading at 16 MiB: the client could not send much more. It answers 413 and
+    // closes; a client still sending may see that close as a reset that swallows the answer.
     expect(sent).toBeLessThan(40);
+    expect(conn.received() === '' || /^HTTP\/1\.1 413/.test(conn.received())).toBe(true);
     conn.socket.destroy();
   });
 });
