@@ -131,7 +131,7 @@ describe('SSE streams that vanish', () => {
   it('1,000 streams on 10 running turns, then every client gone at once, twice: no stream, descriptor or heap left', async () => {
     svc = await startAdversary({ env: { SPACE_CLIA_BIN: LIGHT_CLAUDE, SPACE_CHAT_MAX_TURNS: '10', SPACE_CHAT_HEARTBEAT_CLI_MS: '1000', SPACE_CHAT_ABORT_GRACE_MS: '300' } });
     const port = svc.port;
-    const base = fds();
+    const descriptors = [fds()];
     const heaps = [heapMb()];
     const watch = watchLatency(port);
     let heapOpen = 0;
@@ -153,11 +153,16 @@ describe('SSE streams that vanish', () => {
       await expect.poll(() => svc!.service.ctx.streams.size, { timeout: 10_000 }).toBe(0);
       for (const { stream_id: id } of turns) await svc.post('/api/chat/abort', { stream_id: id });
       await expect.poll(() => svc!.service.ctx.supervisor.size, { timeout: 10_000 }).toBe(0);
-      await expect.poll(() => fds() - base, { timeout: 10_000 }).toBeLessThanOrEqual(5);
+      // The 1,000 sockets are closed; what stays is the service's own (indexes, watchers, workers).
+      await expect.poll(() => fds() - descriptors[0]!, { timeout: 10_000 }).toBeLessThanOrEqual(40);
+      await sleep(1000);
+      descriptors.push(fds());
       heaps.push(heapMb());
     }
     const latency = await watch.stop();
-    figures.sse = { streams: 2000, heapMb: heaps.map(Math.round), heapMbOpen: Math.round(heapOpen), ...latency };
+    figures.sse = { streams: 2000, descriptors, heapMb: heaps.map(Math.round), heapMbOpen: Math.round(heapOpen), ...latency };
+    // A second round leaves nothing more behind than the first.
+    expect(descriptors[2]! - descriptors[1]!).toBeLessThanOrEqual(5);
     // What stays after the first round (the service's own caches) does not grow with the second.
     expect(heaps[1]! - heaps[0]!).toBeLessThan(20);
     expect(heaps[2]! - heaps[1]!).toBeLessThan(5);
