@@ -14,8 +14,10 @@ import { startHostile, type HostileService } from './hostile-runtime.js';
  * it, the next turn works, and the service keeps answering.
  */
 let svc: HostileService;
+/** The service's own upstream bearer: no program it starts may see it. */
+const SERVICE_SECRET = 'adv-service-secret-never-in-a-child';
 beforeAll(async () => {
-  svc = await startHostile();
+  svc = await startHostile({ SPACE_API_KEY: SERVICE_SECRET });
 });
 afterAll(() => svc.close());
 afterEach(async () => {
@@ -187,6 +189,20 @@ describe('prompt input (#34, #35, #56, #57, #66)', () => {
       const res = await svc.prompt('hello', { agent_type: agentType });
       expect(res.status, agentType).toBe(400);
     }
+  });
+
+  it('#54 a key from the env file reaches the CLI in its environment only: never in its argv, never the service\'s own secrets', async () => {
+    const canary = `sk-ant-api03-${'c'.repeat(20)}argv`;
+    expect((await svc.request('PUT', '/api/secrets/env', { body: { entries: [{ key: 'PROVA_API_KEY', value: canary }] } })).status).toBe(200);
+    const { sse } = await svc.open('hello with a key');
+    await sse.ended;
+    const run = svc.runs().at(-1)! as { argv: string[]; env: Record<string, string> };
+    expect(run.argv.join(' ')).not.toContain(canary);
+    expect(run.env.ANTHROPIC_API_KEY).toBe(canary);
+    expect(Object.keys(run.env).filter((k) => /^SPACE_(API_KEY|TOKEN|POLL_TOKEN|AUTH_SESSION_ID)$/.test(k))).toEqual([]);
+    expect(JSON.stringify(run)).not.toContain(SERVICE_SECRET);
+    expect(svc.logs.join('')).not.toContain(canary);
+    await svc.request('PUT', '/api/secrets/env', { body: { entries: [] } });
   });
 
   it('#34 #35 hostile session ids, agent ids and spaces never name a file or a working directory outside their roots', async () => {
