@@ -52,7 +52,7 @@ describe('after a timeout', () => {
     for (const g of groups) await expect.poll(() => livePidsInGroup(g), { timeout: 8000 }).toEqual([]);
     expect((await s.get('/clib/setup/status')).json().status).toBe('expired');
     expect((await s.post('/api/connectors/codehost/cli/poll', { session_id: gh.json().session_id })).json().status).toBe('expired');
-    expect(s.service.ctx.supervisor.size).toBe(0);
+    await expect.poll(() => s.service.ctx.supervisor.size, { timeout: 5000 }).toBe(0);
   });
 });
 
