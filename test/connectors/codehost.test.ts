@@ -136,7 +136,7 @@ describe('code host: the device login through the real gh', () => {
       const hosts = path.join(t.home, '.space-state', 'codehost-cli', 'hosts.yml');
       expect(await readFile(hosts, 'utf8')).toContain(token);
       expect((await stat(hosts)).mode & 0o777).toBe(0o600);
-      expect(t.service.ctx.supervisor.size).toBe(0);
+      await expect.poll(() => t.service.ctx.supervisor.size, { timeout: 6000 }).toBe(0);
       expect(t.logs.join('')).not.toContain(token);
 
       // Disconnect also logs gh out of the host: the cache holds the token no more.
@@ -154,7 +154,7 @@ describe('code host: the device login through the real gh', () => {
       const cancelled = (await t.post('/api/connectors/codehost/cli/start')).json();
       expect((await t.post('/api/connectors/codehost/cli/cancel', { session_id: cancelled.session_id })).json()).toEqual({ ok: true });
       expect(await poll(t, cancelled.session_id)).toBe('expired');
-      expect(t.service.ctx.supervisor.size).toBe(0);
+      await expect.poll(() => t.service.ctx.supervisor.size, { timeout: 6000 }).toBe(0);
 
       const first = (await t.post('/api/connectors/codehost/cli/start')).json();
       const second = (await t.post('/api/connectors/codehost/cli/start')).json();
@@ -175,7 +175,7 @@ describe('code host: the device login through the real gh', () => {
         const session = (await t.post('/api/connectors/codehost/cli/start')).json();
         expect(session.expires_in).toBe(2);
         await expect.poll(() => poll(t, session.session_id), { timeout: 6000 }).toBe('expired');
-        expect(t.service.ctx.supervisor.size).toBe(0);
+        await expect.poll(() => t.service.ctx.supervisor.size, { timeout: 6000 }).toBe(0);
       },
       { SPACE_CODEHOST_DEVICE_TTL_MS: '1500' },
     );
