@@ -12,23 +12,9 @@ import { isCorruption } from './schema.js';
 import { scopeFilter } from './scope.js';
 import { startWorkerThread } from '../process/worker-thread.js';
 import { FtsReader } from './search.js';
+import { tally, type FtsStatus, type FtsStatusValue, type Tracked } from './status.js';
 
-export type FtsStatusValue = 'idle' | 'indexing' | 'ready' | 'error';
-
-/** GET /api/fts/index/{ws}: the stub's two fields, now true, and what the index holds. */
-export interface FtsStatus {
-  status: FtsStatusValue;
-  progress: number;
-  workspace: string;
-  sessions: number;
-  documents: number;
-  messages: number;
-  bytes: number;
-  pending_sessions: number;
-  updated_at: string | null;
-  index_bytes: number;
-  error?: string;
-}
+export type { FtsStatus, FtsStatusValue };
 
 export interface SearchQuery {
   q: string;
@@ -62,15 +48,6 @@ export interface SearchResult {
 }
 
 type Phase = 'idle' | 'starting' | 'open' | 'recovering' | 'error' | 'closed';
-
-interface Tracked extends SessionState {
-  pending: boolean;
-  removing: boolean;
-  /** Part of the current indexing pass (progress is computed over those). */
-  inPass: boolean;
-  weight: number;
-  done: number;
-}
 
 const OPEN_WAIT_MS = 10_000;
 const CLOSE_WAIT_MS = 5_000;
@@ -107,29 +84,7 @@ export class FtsIndex {
   }
 
   status(workspace?: string): FtsStatus {
-    let sessions = 0;
-    let documents = 0;
-    let messages = 0;
-    let bytes = 0;
-    let pending = 0;
-    let weight = 0;
-    let done = 0;
-    let updated = 0;
-    for (const t of this.tracked.values()) {
-      if (workspace !== undefined && t.agentId !== workspace) continue;
-      if (!t.removing) {
-        sessions++;
-        documents += t.documents;
-        messages += t.messages;
-        bytes += t.bytes;
-      }
-      if (t.pending) pending++;
-      if (t.inPass) {
-        weight += t.weight;
-        done += t.pending ? Math.min(t.done, t.weight) : t.weight;
-      }
-      updated = Math.max(updated, t.indexedAt ?? 0);
-    }
+    const { sessions, documents, messages, bytes, pending, weight, done, updated } = tally(this.tracked.values(), workspace);
     const settled = this.phase === 'open' && pending === 0 && !this.scheduled;
     const status: FtsStatusValue = this.phase === 'idle' ? 'idle' : this.phase === 'error' ? 'error' : settled ? 'ready' : 'indexing';
     const progress = status === 'ready' ? 1 : status === 'idle' || weight === 0 ? 0 : Math.min(0.999, done / weight);
