@@ -337,6 +337,23 @@ describe('the 100 MB limit, streamed', () => {
   });
 });
 
+describe('uploads at the same time', () => {
+  it('each gets its own hash from the shared hashing thread, while another is cut off', async () => {
+    const dir = path.join(home, 'together');
+    const bodies = [generated(0), generated(1), generated(3 * MB + 17), generated(17 * MB, 60_000)];
+    const [cut, ...results] = await Promise.all([
+      upload(svc.port, { parts: [{ name: 'space', value: dir }, { name: 'file', filename: 'cut.bin', data: generated(30 * MB) }], abortAfterBytes: 9 * MB }),
+      ...bodies.map((data, i) => send({ parts: [{ name: 'space', value: dir }, { name: 'file', filename: `f${i}.bin`, data }] })),
+    ]);
+    expect(cut).toEqual({ aborted: true });
+    expect(results.map((res) => res.status)).toEqual([200, 200, 200, 200]);
+    expect(results.map((res) => res.json().content_hash)).toEqual(bodies.map(sha256));
+    for (const [i, data] of bodies.entries()) expect(hex(await readFile(path.join(dir, `f${i}.bin`)))).toBe(sha256(data));
+    await expect.poll(() => partials(dir), { timeout: 10_000 }).toEqual([]);
+    await rm(dir, { recursive: true });
+  });
+});
+
 describe('failures mid-upload', () => {
   it('a client that disconnects mid-upload leaves no temp file and the service healthy', async () => {
     const dir = path.join(home, 'aborted');

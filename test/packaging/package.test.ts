@@ -59,6 +59,10 @@ describe('the packaged app (electron-builder --linux dir)', () => {
       '/dist/main/index.js',
       '/dist/preload/index.cjs',
       '/dist/service/index.js',
+      // Worker threads load their entry by file name beside the module that starts them.
+      '/dist/service/files/sha256-worker.js',
+      '/dist/service/usage/scan-worker.js',
+      '/dist/service/fts/worker.js',
       '/web/diagnostics/index.html',
       '/web/diagnostics/app.js',
       '/templates/project/AGENTS.md',
