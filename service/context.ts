@@ -7,6 +7,7 @@ import type { Host } from './host.js';
 import { SseRegistry } from './http/sse.js';
 import type { Logger } from './log.js';
 import { ChildRecords } from './process/child-records.js';
+import { Foreground } from './process/foreground.js';
 import { Supervisor } from './process/supervisor.js';
 import type { AgentName, Runtime } from './runtimes/runtime.js';
 import { SessionIndex } from './sessions/session-index.js';
@@ -36,6 +37,8 @@ export interface ServiceContext {
   readonly sessions: SessionIndex;
   /** Full-text search over the sessions' messages, fed by `sessions` (started by createService). */
   readonly fts: FtsIndex;
+  /** Passes a user waits for; background work (the full-text build) pauses during them. */
+  readonly foreground: Foreground;
   readonly startedAt: Date;
   /** The port actually listened on (the configured one, or the OS's pick for port 0). */
   port(): number;
@@ -49,6 +52,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const auth = new AuthState(config.apiKey);
   const upstream = new UpstreamClient(config.upstreamUrl);
   const shutdownTasks: Array<() => Promise<void>> = [];
+  const foreground = new Foreground();
   const sessions = new SessionIndex(
     { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
     log,
@@ -71,7 +75,8 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
       for (const r of results) if (r.status === 'rejected') log.error({ err: String(r.reason) }, 'shutdown task failed');
     },
     sessions,
-    fts: new FtsIndex(sessions, config.paths.ftsIndex, log),
+    fts: new FtsIndex(sessions, config.paths.ftsIndex, log, foreground),
+    foreground,
     startedAt: new Date(),
     port: state.port,
     stage: state.stage,

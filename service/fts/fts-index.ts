@@ -10,6 +10,7 @@ import { logFile, logKey, type FromWorker, type Job, type SessionState, type ToW
 import { hasLongPrefix, QueryError, toFtsExpression } from './query.js';
 import { isCorruption } from './schema.js';
 import { scopeFilter } from './scope.js';
+import { Foreground } from '../process/foreground.js';
 import { startWorkerThread } from '../process/worker-thread.js';
 import { FtsReader } from './search.js';
 import { tally, type FtsStatus, type FtsStatusValue, type Tracked } from './status.js';
@@ -76,6 +77,8 @@ export class FtsIndex {
     private readonly sessions: SessionIndex,
     private readonly file: string,
     private readonly log: Logger,
+    /** Foreground passes (process/foreground.ts): the first build pauses during them. */
+    private readonly foreground = new Foreground(),
   ) {}
 
   start(): void {
@@ -175,7 +178,7 @@ export class FtsIndex {
 
   private spawn(): void {
     this.phase = 'starting';
-    const worker = startWorkerThread(import.meta.url, 'worker', { workerData: { file: this.file } satisfies WorkerData });
+    const worker = startWorkerThread(import.meta.url, 'worker', { workerData: { file: this.file, foreground: this.foreground.memory } satisfies WorkerData });
     worker.unref();
     worker.on('message', (message: FromWorker) => this.receive(message));
     worker.on('error', (err) => this.log.error({ err: String(err) }, 'fts worker failed'));

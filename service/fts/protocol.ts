@@ -29,6 +29,8 @@ export interface SessionState {
 
 export interface WorkerData {
   file: string;
+  /** Foreground passes running (process/foreground.ts): background jobs wait for none. */
+  foreground: SharedArrayBuffer;
 }
 
 export type ToWorker = { type: 'jobs'; jobs: Job[] } | { type: 'recover'; reason: string } | { type: 'close' };

@@ -10,6 +10,7 @@
 import { statSync, type Stats } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
+import { foregroundRunning, whenNoForeground } from '../process/foreground.js';
 import { LogReader } from '../sessions/logs.js';
 import { readLog } from '../sessions/pipeline.js';
 import type { LogRef } from '../sessions/types.js';
@@ -31,7 +32,7 @@ type IndexJob = Extract<Job, { action: 'index' | 'reset' }>;
 type Outcome = 'done' | 'paused' | 'removed';
 
 const port = parentPort!;
-const { file } = workerData as WorkerData;
+const { file, foreground } = workerData as WorkerData;
 
 function post(message: FromWorker): void {
   port.postMessage(message);
@@ -70,6 +71,10 @@ class IndexWorker {
         this.open(reason);
         continue;
       }
+      if (this.store && this.urgent.size === 0 && this.background.size > 0 && foregroundRunning(foreground)) {
+        await this.yieldToForeground();
+        if (this.closing || this.recover !== undefined) continue;
+      }
       const job = this.store ? this.take() : undefined;
       if (!job) {
         this.safely(() => this.flush());
@@ -102,6 +107,16 @@ class IndexWorker {
     }
     this.closeStore();
     post({ type: 'closed' });
+  }
+
+  /**
+   * Before a background job while a foreground pass runs (the usage report reading every log
+   * on all cores): commits what is done and waits for the pass to end (at most a minute, so
+   * the build is delayed, never starved). Jobs from watcher changes do not wait.
+   */
+  private async yieldToForeground(): Promise<void> {
+    this.safely(() => this.flush());
+    await whenNoForeground(foreground);
   }
 
   /** Runs a write; a damaged file starts the recovery, another failure is logged. */

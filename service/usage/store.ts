@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.js';
+import { Foreground } from '../process/foreground.js';
 import { sessionLogs, type SessionLog } from '../sessions/pipeline.js';
 import { eachLimited } from '../sessions/limit.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
@@ -54,6 +55,8 @@ export class UsageStore {
     private readonly log: Logger,
     /** Threads for the cold pass; without them every log is read in-process. */
     private readonly workers?: ScanWorkers,
+    /** The cold pass on the workers runs as a foreground pass (background indexing pauses). */
+    private readonly foreground = new Foreground(),
   ) {}
 
   start(): void {
@@ -116,7 +119,7 @@ export class UsageStore {
     let results: BatchResult[][];
     const started = Date.now();
     try {
-      results = await this.workers!.run(batches);
+      results = await this.foreground.run(() => this.workers!.run(batches));
       this.log.debug({ logs: logs.length, ms: Date.now() - started }, 'usage: new logs read on scan workers');
     } catch {
       if (this.closed) return;
