@@ -17,6 +17,15 @@ export type HashReply = { job: number; kind: 'updated' } | { job: number; kind: 
  */
 const POOLED_BELOW = Buffer.poolSize >>> 1;
 
+/**
+ * Whether a piece's memory may be moved: not pooled, and the piece is most of it (Node's
+ * HTTP parser gives each body chunk memory of its own; a piece that is a small part of a
+ * larger block is copied, in case that block is shared).
+ */
+function movable(piece: Buffer): boolean {
+  return piece.length >= POOLED_BELOW && piece.length * 2 >= piece.buffer.byteLength;
+}
+
 interface Waiter {
   resolve(reply: HashReply): void;
   reject(err: Error): void;
@@ -99,7 +108,7 @@ export class OffThreadSha256 {
     const transfer = new Set<ArrayBuffer>();
     for (const piece of pieces) {
       if (piece.length === 0) continue;
-      const own = piece.length < POOLED_BELOW ? new Uint8Array(piece) : piece;
+      const own = movable(piece) ? piece : new Uint8Array(piece);
       if (own.buffer.byteLength === 0) throw new Error('sha256: a piece was moved already');
       moved.push([own.buffer as ArrayBuffer, own.byteOffset, own.length]);
       transfer.add(own.buffer as ArrayBuffer);

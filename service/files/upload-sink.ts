@@ -106,12 +106,13 @@ export class UploadSink {
     if (this.failure) throw this.failure;
     if (this.pendingBytes > 0 || this.unhashed.length > 0) throw new Error('upload: bytes left unwritten');
     const hash = await this.hash.digest(); // answered after every batch sent before it
-    const { handle, temp } = this.file!;
     await this.syncing;
+    // A failure meanwhile (a background sync) has the upload aborted, its file with it.
+    if (this.failure || !this.file) throw this.failure ?? new Error('upload: aborted');
+    const { handle, temp } = this.file;
     await handle.sync();
     await handle.close();
     this.file = undefined;
-    if (this.failure) throw this.failure;
     return { temp, size: this.size, hash };
   }
 

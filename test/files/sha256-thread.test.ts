@@ -27,6 +27,16 @@ describe('the upload hashing thread', () => {
     expect(neighbour.toString()).toBe('a neighbour in the same pool');
   });
 
+  it('copies a piece that is a small part of a larger block, which others may share', async () => {
+    const block = Buffer.alloc(1024 * 1024, 5);
+    const part = block.subarray(4096, 4096 + 64 * 1024);
+    const sha = new OffThreadSha256();
+    await sha.update([part]);
+    expect(await sha.digest()).toBe(hex(Buffer.alloc(64 * 1024, 5)));
+    expect(block.length).toBe(1024 * 1024);
+    expect(part.length).toBe(64 * 1024);
+  });
+
   it('keeps concurrent jobs apart, a dropped one included', async () => {
     const data = (seed: number) => Buffer.alloc(128 * 1024, seed);
     const jobs = [1, 2, 3].map((seed) => ({ seed, sha: new OffThreadSha256() }));
