@@ -89,7 +89,8 @@ class FormReader {
   partData(data: Buffer): void {
     if (this.kind === 'file') {
       const { sink } = this.file!;
-      // The sink keeps `data` by reference until written: request chunks are never reused.
+      // The sink keeps `data` by reference, then moves its memory to the hashing thread once
+      // written: request chunks are never reused, and the parser has moved on by then.
       if (sink.size + data.length > UPLOAD_LIMIT_BYTES) throw tooLarge();
       if (!sink.push(data)) {
         this.request.pause();
