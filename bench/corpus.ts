@@ -8,7 +8,7 @@
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export type CorpusRuntime = 'runtimea' | 'clia' | 'clib';
@@ -161,6 +161,13 @@ export interface CorpusOptions {
   seed?: number;
   /** Newest session time; the rest are spread over the year before. */
   now?: number;
+  /**
+   * Give each log the mtime a real history would have, that of its last write, rather than
+   * the time of generation: its session's updatedAt plus 12 hours (after its last record:
+   * at most 60 turns of at most 11 minutes, from an hour before updatedAt), never later
+   * than now.
+   */
+  datedFiles?: boolean;
 }
 
 /**
@@ -190,6 +197,10 @@ export async function writeCorpus(home: string, options: CorpusOptions): Promise
     }
     const lines = runtime === 'runtimea' ? runtimeaLines(id, shapes, start, rand) : runtime === 'clia' ? cliaLines(id, shapes, start, rand) : clibLines(shapes, start, rand);
     await writeFile(path.join(dir, `${id}.jsonl`), `${lines.join('\n')}\n`);
+    if (options.datedFiles) {
+      const written = new Date(Math.min(Date.now(), updatedAt + 12 * 3_600_000));
+      await utimes(path.join(dir, `${id}.jsonl`), written, written);
+    }
     const title = runtime === 'runtimea' ? '' : `${runtime} ${sentence(rand, 5)}`;
     if (runtime === 'runtimea') folder.index[`agent:${agentId}:s${i}`] = { sessionId: id, updatedAt, sessionFile: path.join(dir, `${id}.jsonl`), status: 'done', model: 'fake-model' };
     else folder.index[id] = { sessionId: id, title, updatedAt, directory: `/home/user/space-projects/${agentId}`, directoryHistory: [] };

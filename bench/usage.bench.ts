@@ -5,6 +5,8 @@
  * - cold GET /api/usage (nothing read yet), as MB/s of logs, beside a bare JSON.parse loop
  *   over the same bytes in this process (goal: at least 60% of it);
  * - warm on the unchanged corpus (goal < 100 ms); after appending 1 MB to a log (< 200 ms);
+ * - cold default report (30 days) on a fresh service: logs last written before the window
+ *   are left unread (the corpus's files carry the mtimes of their last writes);
  * - ccusage (the pinned real program) over the clia part written again in Claude Code's own
  *   layout, against the service over that same part: totals must match; time ratio (goal:
  *   the service at least 3x faster cold).
@@ -92,7 +94,7 @@ try {
   const perSession = sizeOf(logFiles(probe)) / 90;
   await rm(probe, { recursive: true, force: true });
   const sessions = Math.max(30, Math.round(TARGET / perSession));
-  const [genMs] = await timed(() => writeCorpus(home, { sessions, maxTurns: MAX_TURNS, now, perAgent: 250 }));
+  const [genMs] = await timed(() => writeCorpus(home, { sessions, maxTurns: MAX_TURNS, now, perAgent: 250, datedFiles: true }));
   const files = logFiles(home);
   const bytes = sizeOf(files);
   row('corpus', `${(bytes / MB).toFixed(0)} MB in ${files.length.toLocaleString('en')} logs (${sessions.toLocaleString('en')} sessions), written in ${(genMs / 1000).toFixed(0)} s`);
@@ -138,6 +140,20 @@ try {
     row('after appending 1 MB', `${appendMs.toFixed(1)} ms (goal < 200 ms)`);
   } finally {
     await service.stop();
+  }
+
+  // The default report (30 days) on a fresh service: logs last written before the window
+  // are not read. It must equal the same report once everything has been read.
+  const fresh = await ready(home);
+  try {
+    const [recentMs, recent] = await timed(() => ok(fresh, '/api/usage'));
+    await ok(fresh, '/api/usage?days=3650');
+    const again = await ok(fresh, '/api/usage');
+    const same = JSON.stringify(recent) === JSON.stringify(again);
+    row('cold /api/usage (30 days, the default)', `${recentMs.toFixed(0)} ms, ${recent.by_session.length.toLocaleString('en')} sessions in the window; equal to the report after a full pass: ${same ? 'yes' : 'NO'}`);
+    if (!same) process.exitCode = 1;
+  } finally {
+    await fresh.stop();
   }
 
   // ccusage against the service, both over the clia part only.

@@ -26,6 +26,18 @@ export function dayOf(iso: string | undefined): number | undefined {
   return Number.isNaN(ms) ? undefined : Math.floor(ms / DAY_MS);
 }
 
+/** Days a log's records may be dated after its last change (clocks set back, files copied across machines). */
+const CLOCK_SLACK_DAYS = 2;
+
+/**
+ * Whether a log last changed at `mtimeMs` can hold nothing dated `sinceDay` or later: a
+ * record is written after the time it carries, so its day is at most the file's (give or
+ * take CLOCK_SLACK_DAYS). False when there is no `sinceDay` (all of history is wanted).
+ */
+export function endsBefore(mtimeMs: number, sinceDay: number | undefined): boolean {
+  return sinceDay !== undefined && dayOfMs(mtimeMs) + CLOCK_SLACK_DAYS < sinceDay;
+}
+
 export function dayOfMs(ms: number): number {
   return Math.floor(ms / DAY_MS);
 }

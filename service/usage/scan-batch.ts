@@ -4,7 +4,7 @@ import { LogReader } from '../sessions/logs.js';
 import type { SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
 import { Pricer, startState, UsageCollector, type ScanState } from './collect.js';
-import { dayOfMs } from './days.js';
+import { dayOfMs, endsBefore } from './days.js';
 import { priceTable, type PriceDocument } from './pricing.js';
 import { USAGE_LINES } from './select.js';
 import { emptyUsage, type LogUsage } from './types.js';
@@ -18,10 +18,14 @@ import { emptyUsage, type LogUsage } from './types.js';
 export interface BatchRequest {
   prices: { builtin: PriceDocument; override?: PriceDocument };
   logs: Array<{ key: string; ref: Extract<LogRef, { kind: 'file' }> }>;
+  /** Only records from this UTC day on are wanted: logs last changed before it are not read. */
+  sinceDay?: number;
 }
 
 export type BatchResult =
   | { key: string; ino: number; size: number; state: ScanState; usage: LogUsage }
+  /** Not read: it last changed (mtime, epoch ms) before the days wanted (see `endsBefore`). */
+  | { key: string; deferred: number }
   /** `code`: the errno code when the log could not be read (ENOENT: it is gone). */
   | { key: string; error: string; code?: string };
 
@@ -30,6 +34,7 @@ export function scanBatch(request: BatchRequest, reader: Pick<SessionIndex, 'log
   return request.logs.map(({ key, ref }) => {
     try {
       const st = statSync(ref.path);
+      if (endsBefore(st.mtimeMs, request.sinceDay)) return { key, deferred: st.mtimeMs };
       const state = startState();
       const usage = emptyUsage();
       const collector = new UsageCollector(usage, state, pricer, dayOfMs(st.mtimeMs));

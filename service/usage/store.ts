@@ -6,7 +6,7 @@ import { eachLimited } from '../sessions/limit.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
 import { Pricer, startState, type ScanState } from './collect.js';
-import { dayOfMs } from './days.js';
+import { dayOfMs, endsBefore } from './days.js';
 import type { CurrentPrices, PriceFiles } from './price-file.js';
 import type { BatchRequest, BatchResult } from './scan-batch.js';
 import { scanLog } from './scan.js';
@@ -42,6 +42,8 @@ const WORKER_BATCH = 64;
  */
 export class UsageStore {
   private readonly tracked = new Map<string, Tracked>();
+  /** File logs left unread, with their last change (epoch ms): before the days asked for so far. */
+  private readonly deferred = new Map<string, number>();
   /** Paths (log files, SQLite stores) changed since the last refresh. */
   private readonly dirty = new Set<string>();
   private pricesVersion: string | undefined;
@@ -73,15 +75,20 @@ export class UsageStore {
     await this.workers?.close();
   }
 
-  /** Every session with a log, newest first, each with its usage brought up to date. */
-  sessions(): Promise<{ sessions: SessionUsage[]; overrideError?: string }> {
+  /**
+   * Every session with a log, newest first, each with its usage brought up to date. With
+   * `sinceDay`, only records from that UTC day on are wanted: a log file that last changed
+   * before it holds none (`endsBefore`), so it is left unread and out of the answer until a
+   * request wants older days.
+   */
+  sessions(sinceDay?: number): Promise<{ sessions: SessionUsage[]; overrideError?: string }> {
     // One refresh at a time: a second request waits, then finds (almost) nothing to read.
-    const run = this.queue.then(() => this.refresh());
+    const run = this.queue.then(() => this.refresh(sinceDay));
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async refresh(): Promise<{ sessions: SessionUsage[]; overrideError?: string }> {
+  private async refresh(sinceDay: number | undefined): Promise<{ sessions: SessionUsage[]; overrideError?: string }> {
     const prices = await this.prices.current();
     if (prices.version !== this.pricesVersion) {
       this.tracked.clear();
@@ -93,13 +100,19 @@ export class UsageStore {
     this.dirty.clear();
     const wanted = new Set(logs.map((l) => logId(l.log)));
     for (const id of this.tracked.keys()) if (!wanted.has(id)) this.tracked.delete(id);
-    const todo = logs.filter((l) => !this.tracked.has(logId(l.log)) || dirty.has(pathOf(l.log)));
+    for (const id of this.deferred.keys()) if (!wanted.has(id) || dirty.has(id)) this.deferred.delete(id);
+    const todo = logs.filter((l) => {
+      const id = logId(l.log);
+      if (this.tracked.has(id)) return dirty.has(pathOf(l.log));
+      const deferred = this.deferred.get(id);
+      return deferred === undefined || !endsBefore(deferred, sinceDay);
+    });
     // New JSONL logs are read from the start on worker threads when there are enough of them;
     // what was appended to known logs, and the other stores, in-process.
     const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)));
-    const onWorkers = this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : [];
-    const inProcess = onWorkers.length > 0 ? todo.filter((l) => !onWorkers.includes(l)) : todo;
-    await Promise.all([this.readOnWorkers(onWorkers, prices, pricer), eachLimited(inProcess, SCAN_CONCURRENCY, (l) => this.read(l, pricer))]);
+    const onWorkers = new Set(this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : []);
+    const inProcess = todo.filter((l) => !onWorkers.has(l));
+    await Promise.all([this.readOnWorkers([...onWorkers], prices, pricer, sinceDay), eachLimited(inProcess, SCAN_CONCURRENCY, (l) => this.read(l, pricer, sinceDay))]);
     // Half a pass is no report (the daily sync must never send one).
     if (this.closed) throw new StoreStopped();
     const sessions: SessionUsage[] = [];
@@ -110,11 +123,12 @@ export class UsageStore {
     return { sessions, ...(prices.overrideError ? { overrideError: prices.overrideError } : {}) };
   }
 
-  private async readOnWorkers(logs: SessionLog[], prices: CurrentPrices, pricer: Pricer): Promise<void> {
+  private async readOnWorkers(logs: SessionLog[], prices: CurrentPrices, pricer: Pricer, sinceDay: number | undefined): Promise<void> {
     if (logs.length === 0) return;
     const batches: BatchRequest[] = [];
     for (let i = 0; i < logs.length; i += WORKER_BATCH) {
-      batches.push({ prices: prices.documents, logs: logs.slice(i, i + WORKER_BATCH).map((l) => ({ key: logId(l.log), ref: l.log as Extract<LogRef, { kind: 'file' }> })) });
+      const batch = logs.slice(i, i + WORKER_BATCH).map((l) => ({ key: logId(l.log), ref: l.log as Extract<LogRef, { kind: 'file' }> }));
+      batches.push({ prices: prices.documents, logs: batch, ...(sinceDay !== undefined ? { sinceDay } : {}) });
     }
     let results: BatchResult[][];
     const started = Date.now();
@@ -123,7 +137,7 @@ export class UsageStore {
       this.log.debug({ logs: logs.length, ms: Date.now() - started }, 'usage: new logs read on scan workers');
     } catch {
       if (this.closed) return;
-      await eachLimited(logs, SCAN_CONCURRENCY, (l) => this.read(l, pricer));
+      await eachLimited(logs, SCAN_CONCURRENCY, (l) => this.read(l, pricer, sinceDay));
       return;
     }
     for (const r of results.flat()) {
@@ -131,12 +145,17 @@ export class UsageStore {
         if (r.code !== 'ENOENT' && r.code !== 'ENOTDIR') this.log.warn({ log: r.key, err: r.error }, 'usage: log not read');
         continue;
       }
+      if ('deferred' in r) {
+        this.deferred.set(r.key, r.deferred);
+        continue;
+      }
+      this.deferred.delete(r.key);
       this.tracked.set(r.key, { ino: r.ino, size: r.size, state: r.state, usage: r.usage });
     }
   }
 
-  /** Reads what is new in one log; a log that is gone or unreadable is left out. */
-  private async read(l: SessionLog, pricer: Pricer): Promise<void> {
+  /** Reads what is new in one log; a log that is gone or unreadable is left out, one not wanted yet is deferred. */
+  private async read(l: SessionLog, pricer: Pricer, sinceDay: number | undefined): Promise<void> {
     if (this.closed) return;
     const id = logId(l.log);
     let t = this.tracked.get(id);
@@ -150,6 +169,11 @@ export class UsageStore {
         return;
       }
       ({ ino, size } = st);
+      if (!t && l.log.kind === 'file' && endsBefore(st.mtimeMs, sinceDay)) {
+        this.deferred.set(id, st.mtimeMs);
+        return;
+      }
+      this.deferred.delete(id);
       fallbackDay = dayOfMs(st.mtimeMs);
       // Replaced, cut short, or a whole-document legacy record: read again from the start.
       if (t && (l.log.kind === 'legacy' || t.ino !== ino || (t.size ?? 0) > size)) t = undefined;

@@ -56,7 +56,8 @@ export class UsageService {
 
   async report(days: number): Promise<UsageReport & { prices_override_error?: string }> {
     const started = Date.now();
-    const { sessions, overrideError } = await this.store.sessions();
+    // Logs that last changed before the window hold nothing of it: they are not read.
+    const { sessions, overrideError } = await this.store.sessions(dayOfMs(this.now()) - days + 1);
     const read = Date.now();
     const report = usageReport(sessions, { days, today: dayOfMs(this.now()), pricesAsOf: this.prices.asOf });
     const summed = Date.now();

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, mkdtemp, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import type { LogRef } from '../../service/sessions/types.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { runtimeaSessionsDir } from '../sessions/fixtures.js';
 import { IDS, writeUsageCorpus } from './corpus.js';
-import { at, awayFromMidnight, cliaTurn, runtimeaTranscript, usageOf } from './seed.js';
+import { at, awayFromMidnight, cliaTurn, DAY, runtimeaTranscript, usageOf } from './seed.js';
 
 let svc: TestService;
 let home: string;
@@ -107,6 +107,47 @@ describe('per-log aggregates, read incrementally', () => {
     // gpt-5.5 from the table: 1000 * 5e-6.
     const joined = await until((b) => b.by_session.some((s: any) => s.session_id === id));
     expect(joined.by_session.find((s: any) => s.session_id === id)).toMatchObject({ cost_usd: 0.005, tokens_total: 1000, agent_name: 'runtimea', title: 'new one' });
+  });
+});
+
+/** Sets a file's mtime `days` days back. */
+const age = (file: string, days: number) => utimes(file, new Date(Date.now() - days * DAY), new Date(Date.now() - days * DAY));
+const sessionIds = (body: any): string[] => body.by_session.map((s: any) => s.session_id);
+
+describe('logs that last changed before the window', () => {
+  // C1's turns are dated today and yesterday: a file that says it last changed 60 days ago
+  // cannot have been written then, which is what shows whether it was read.
+  it('are not read for it, and are read once a wider window asks', async () => {
+    await age(cliaLog(), 60);
+    const recent = await usage('?days=30');
+    expect(reads.map((r) => r.path)).not.toContain(cliaLog());
+    expect(reads).toHaveLength(3);
+    expect(sessionIds(recent)).not.toContain(IDS.C1);
+    reads.length = 0;
+    const all = await usage('?days=90');
+    expect(reads).toEqual([{ path: cliaLog(), from: 0 }]);
+    expect(sessionIds(all)).toContain(IDS.C1);
+    reads.length = 0;
+    await usage('?days=30');
+    expect(reads).toEqual([]);
+  });
+
+  it('stay unread across requests until they change; a change has them read', async () => {
+    await age(cliaLog(), 60);
+    await usage('?days=30');
+    reads.length = 0;
+    expect(sessionIds(await usage('?days=30'))).not.toContain(IDS.C1);
+    expect(reads).toEqual([]);
+    await appendFile(cliaLog(), `${cliaTurn(IDS.C1, 'once more', at(0, '00:40:00.000'), '01-new-text', 1300).join('\n')}\n`);
+    const after = await until((b) => sessionIds(b).includes(IDS.C1), '?days=30');
+    expect(after.by_session.find((s: any) => s.session_id === IDS.C1).messages).toBeGreaterThan(0);
+    expect(reads.filter((r) => r.path === cliaLog())).toEqual([{ path: cliaLog(), from: 0 }]);
+  });
+
+  it('a log changed up to two days before the window is still read (clocks may disagree by that much)', async () => {
+    await age(cliaLog(), 31);
+    expect(sessionIds(await usage('?days=30'))).toContain(IDS.C1);
+    expect(reads.map((r) => r.path)).toContain(cliaLog());
   });
 });
 

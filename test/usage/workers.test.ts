@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { ScanWorkers } from '../../service/usage/workers.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { writeCliSessions } from '../sessions/fixtures.js';
 import { IDS, writeUsageCorpus } from './corpus.js';
-import { at, awayFromMidnight, cliaTurn } from './seed.js';
+import { at, awayFromMidnight, cliaTurn, DAY } from './seed.js';
 
 let svc: TestService;
 let home: string;
@@ -58,6 +58,34 @@ describe('the cold pass on scan workers', () => {
     expect(body.tool_usage.find((t: any) => t.tool === 'Bash').count).toBe(1 + COPIES);
     expect(body.by_session.filter((s: any) => s.title.startsWith('copy '))).toHaveLength(COPIES);
     expect(body.by_session.find((s: any) => s.session_id === IDS.C1)).toMatchObject({ tokens_total: 48930, messages: 7 });
+  });
+
+  it('leave unread the logs that last changed before the window, as the in-process scan does', async () => {
+    const log = createLogger('silent');
+    const prices = new PriceFiles(path.join(import.meta.dirname, '..', '..', 'config', 'usage', 'prices.json'), path.join(home, 'none.json'), log);
+    const index = svc.service.ctx.sessions;
+    const copies = path.join(home, 'clia-space', 'copies', 'sessions');
+    const aged = (await readdir(copies)).filter((f) => f.endsWith('.jsonl')).slice(0, 5);
+    const then = new Date(Date.now() - 60 * DAY);
+    for (const f of aged) await utimes(path.join(copies, f), then, then);
+    const workers = new ScanWorkers(log, 2);
+    try {
+      const since = Math.floor(Date.now() / DAY) - 29;
+      const [onWorkers, inProcess, everything] = await Promise.all([
+        new UsageStore(index, prices, log, workers).sessions(since),
+        new UsageStore(index, prices, log).sessions(since),
+        new UsageStore(index, prices, log, workers).sessions(),
+      ]);
+      const ids = (r: typeof onWorkers) => r.sessions.map((s) => s.sessionId);
+      expect(onWorkers.sessions).toHaveLength(4 + COPIES - aged.length);
+      expect(ids(onWorkers)).toEqual(ids(inProcess));
+      expect(onWorkers).toEqual(inProcess);
+      expect(everything.sessions).toHaveLength(4 + COPIES);
+    } finally {
+      await workers.close();
+      const now = new Date();
+      for (const f of aged) await utimes(path.join(copies, f), now, now);
+    }
   });
 
   it('workers and the in-process scan agree on every log; a failing pool falls back in-process', async () => {
