@@ -34,8 +34,11 @@ export type Watermark = z.infer<typeof Watermark>;
 export type TickOutcome = 'not-due' | 'busy' | 'backing-off' | 'no-bearer' | 'no-upstream' | 'sent' | 'nothing-to-send' | 'failed';
 
 export interface SyncDependencies {
-  /** Every session's usage, brought up to date (the same aggregates /api/usage uses). */
-  sessions(): Promise<readonly SessionUsage[]>;
+  /**
+   * Every session's usage, brought up to date (the same aggregates /api/usage uses); with
+   * `sinceDay`, sessions whose logs hold nothing from that day on may be left out.
+   */
+  sessions(sinceDay?: number): Promise<readonly SessionUsage[]>;
   auth: AuthState;
   upstream: UpstreamClient;
   log: Logger;
@@ -124,7 +127,7 @@ export class UsageSync {
   private async report(mark: Watermark, now: number, due: number, bearer: string): Promise<TickOutcome> {
     const through = dayOfMs(due) - 1;
     const from = dayOf(mark.reported_through);
-    const rows = reportRows(await this.deps.sessions(), from, through);
+    const rows = reportRows(await this.deps.sessions(from), from, through);
     if (rows.length > 0) {
       const body: UsageReportBody = {
         schema: 1,

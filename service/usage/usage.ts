@@ -37,7 +37,7 @@ export class UsageService {
     this.prices = new PriceFiles(files.prices, files.override, ctx.log);
     this.store = new UsageStore(ctx.sessions, this.prices, ctx.log, new ScanWorkers(ctx.log), ctx.foreground);
     this.sync = new UsageSync(
-      { sessions: async () => (await this.store.sessions()).sessions, auth: ctx.auth, upstream: ctx.upstream, log: ctx.log },
+      { sessions: async (sinceDay) => (await this.store.sessions(sinceDay)).sessions, auth: ctx.auth, upstream: ctx.upstream, log: ctx.log },
       { hourUtc: ctx.config.usageSyncHourUtc, file: files.watermark, now },
     );
   }
