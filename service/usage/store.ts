@@ -57,7 +57,7 @@ export class UsageStore {
     private readonly log: Logger,
     /** Threads for the cold pass; without them every log is read in-process. */
     private readonly workers?: ScanWorkers,
-    /** The cold pass on the workers runs as a foreground pass (background indexing pauses). */
+    /** Reading logs is a foreground pass (background indexing pauses meanwhile). */
     private readonly foreground = new Foreground(),
   ) {}
 
@@ -112,7 +112,12 @@ export class UsageStore {
     const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)));
     const onWorkers = new Set(this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : []);
     const inProcess = todo.filter((l) => !onWorkers.has(l));
-    await Promise.all([this.readOnWorkers([...onWorkers], prices, pricer, sinceDay), eachLimited(inProcess, SCAN_CONCURRENCY, (l) => this.read(l, pricer, sinceDay))]);
+    // A user waits on what is read: background indexing pauses meanwhile.
+    if (todo.length > 0) {
+      await this.foreground.run(() =>
+        Promise.all([this.readOnWorkers([...onWorkers], prices, pricer, sinceDay), eachLimited(inProcess, SCAN_CONCURRENCY, (l) => this.read(l, pricer, sinceDay))]),
+      );
+    }
     // Half a pass is no report (the daily sync must never send one).
     if (this.closed) throw new StoreStopped();
     const sessions: SessionUsage[] = [];
@@ -133,7 +138,7 @@ export class UsageStore {
     let results: BatchResult[][];
     const started = Date.now();
     try {
-      results = await this.foreground.run(() => this.workers!.run(batches));
+      results = await this.workers!.run(batches);
       this.log.debug({ logs: logs.length, ms: Date.now() - started }, 'usage: new logs read on scan workers');
     } catch {
       if (this.closed) return;
