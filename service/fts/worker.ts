@@ -11,6 +11,7 @@ import { statSync, type Stats } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { foregroundRunning, whenNoForeground } from '../process/foreground.js';
+import { lowerThisThreadPriority } from '../process/thread-priority.js';
 import { LogReader } from '../sessions/logs.js';
 import { readLog } from '../sessions/pipeline.js';
 import type { LogRef } from '../sessions/types.js';
@@ -330,6 +331,8 @@ function weightOf(job: IndexJob, known: SessionRow['file']): number {
   return Math.max(1, appended ? st.size - known.size : st.size);
 }
 
+// Indexing is background work: on a busy machine requests, uploads and turns go first.
+lowerThisThreadPriority();
 const worker = new IndexWorker();
 port.on('message', (message: ToWorker) => worker.receive(message));
 void worker.run();

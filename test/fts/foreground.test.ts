@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -8,8 +9,9 @@ import { createService } from '../../service/index.js';
 import { createHeadlessHost } from '../../service/host.js';
 import { createLogger } from '../../service/log.js';
 import { Foreground, whenNoForeground } from '../../service/process/foreground.js';
-import { send } from '../helpers/service.js';
-import { seedStores } from './seed.js';
+import { BACKGROUND_NICE } from '../../service/process/thread-priority.js';
+import { send, startService } from '../helpers/service.js';
+import { indexReady, seedStores } from './seed.js';
 
 /**
  * Background indexing gives the cores to passes a user waits for: the full-text build does
@@ -46,6 +48,37 @@ describe('the full-text build and foreground passes', () => {
       release();
       await service.close();
     }
+  });
+});
+
+/** Nice values of this process's threads, by thread id (Linux /proc). */
+function threadNices(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      nices.set(Number(tid), Number(fields[16]));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return nices;
+}
+
+describe('the indexing thread', () => {
+  it.runIf(process.platform === 'linux')('runs at a lower CPU priority than the rest of the service, and alone', async () => {
+    const svc = await startService({ home });
+    try {
+      await indexReady(svc);
+      const nices = threadNices();
+      const background = [...nices].filter(([, nice]) => nice === BACKGROUND_NICE);
+      expect(background).toHaveLength(1);
+      expect(background[0]![0]).not.toBe(process.pid);
+      expect(nices.get(process.pid)).toBe(0);
+    } finally {
+      await svc.close();
+    }
+    await expect.poll(() => [...threadNices().values()].filter((nice) => nice === BACKGROUND_NICE), { timeout: 10_000 }).toEqual([]);
   });
 });
 
