@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { writev as fsWritev } from 'node:fs';
+import { writev as writevCallback } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { OffThreadSha256 } from './sha256-thread.js';
+
+const writev = promisify(writevCallback);
 
 /** Bytes gathered before one writev: few syscalls, little memory. */
 const BATCH_BYTES = 1024 * 1024;
@@ -212,15 +215,12 @@ export class UploadSink {
 async function writeAll(handle: FileHandle, buffers: Buffer[], length: number, position: number): Promise<void> {
   let done = 0;
   while (done < length) {
-    const bytesWritten = await writev(handle.fd, done === 0 ? buffers : remainder(buffers, done), position + done);
+    const { bytesWritten } = await writev(handle.fd, done === 0 ? buffers : remainder(buffers, done), position + done);
     if (bytesWritten <= 0) throw Object.assign(new Error('EIO: short write, write'), { code: 'EIO' });
     done += bytesWritten;
   }
 }
 
-function writev(fd: number, buffers: Buffer[], position: number): Promise<number> {
-  return new Promise((resolve, reject) => fsWritev(fd, buffers, position, (err, written) => (err ? reject(err) : resolve(written))));
-}
 
 /** `buffers` without their first `skip` bytes. */
 function remainder(buffers: Buffer[], skip: number): Buffer[] {

@@ -110,12 +110,13 @@ export class UsageStore {
     // New JSONL logs are read from the start on worker threads when there are enough of them;
     // what was appended to known logs, and the other stores, in-process.
     const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)));
-    const onWorkers = new Set(this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : []);
+    const toWorkers = this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : [];
+    const onWorkers = new Set(toWorkers);
     const inProcess = todo.filter((l) => !onWorkers.has(l));
     // A user waits on what is read: background indexing pauses meanwhile.
     if (todo.length > 0) {
       await this.foreground.run(() =>
-        Promise.all([this.readOnWorkers([...onWorkers], prices, pricer, sinceDay), eachLimited(inProcess, SCAN_CONCURRENCY, (l) => this.read(l, pricer, sinceDay))]),
+        Promise.all([this.readOnWorkers(toWorkers, prices, pricer, sinceDay), eachLimited(inProcess, SCAN_CONCURRENCY, (l) => this.read(l, pricer, sinceDay))]),
       );
     }
     // Half a pass is no report (the daily sync must never send one).
