@@ -1,6 +1,7 @@
 import type { AgentName } from '../runtimes/runtime.js';
 import type { LineSelect } from './file-log.js';
 import type { SessionIndex } from './session-index.js';
+import type { SessionView } from './merge.js';
 import type { LogEntry, LogRef } from './types.js';
 
 /**
@@ -21,9 +22,12 @@ export interface SessionLog {
 
 /** Every listed session that has a log, newest first. */
 export async function sessionLogs(index: SessionIndex): Promise<SessionLog[]> {
-  return (await index.list()).flatMap((v) =>
-    v.log ? [{ sessionId: v.id, agentName: v.agentName, agentId: v.agentId, title: v.title, updatedAtMs: v.updatedAtMs, log: v.log }] : [],
-  );
+  return logsOf(await index.list());
+}
+
+/** The sessions of `views` (SessionIndex.list) that have a log. */
+export function logsOf(views: readonly SessionView[]): SessionLog[] {
+  return views.flatMap((v) => (v.log ? [{ sessionId: v.id, agentName: v.agentName, agentId: v.agentId, title: v.title, updatedAtMs: v.updatedAtMs, log: v.log }] : []));
 }
 
 /** Where a read stopped, and the turn it was in; save it to resume with only the new entries. */

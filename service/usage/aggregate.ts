@@ -45,6 +45,8 @@ export function usageReport(sessions: readonly SessionUsage[], options: ReportOp
   const responses: number[] = [];
 
   for (const s of sessions) {
+    // Most logs of a long history ended before a short window: nothing of theirs is in it.
+    if (s.usage.lastDay < from) continue;
     let tokens = 0;
     let cost = 0;
     let messages = 0;

@@ -75,11 +75,13 @@ export class UsageCollector {
       if (role === 'user' || role === 'assistant') {
         const day = dayOf(entry.message.timestamp) ?? this.fallbackDay;
         this.usage.messages.set(day, (this.usage.messages.get(day) ?? 0) + 1);
+        if (day > this.usage.lastDay) this.usage.lastDay = day;
       }
       return;
     }
     const record = entry.usage;
     const day = dayOf(record.timestamp) ?? this.fallbackDay;
+    if (day > this.usage.lastDay) this.usage.lastDay = day;
     const row = this.row(day, record.model || UNKNOWN_MODEL);
     for (const tool of entry.tools) row.tools[tool] = (row.tools[tool] ?? 0) + 1;
     const ms = entry.responseMs ?? record.durationMs;

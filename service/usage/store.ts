@@ -1,7 +1,8 @@
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import { Foreground } from '../process/foreground.js';
-import { sessionLogs, type SessionLog } from '../sessions/pipeline.js';
+import { logsOf, type SessionLog } from '../sessions/pipeline.js';
+import type { SessionView } from '../sessions/merge.js';
 import { eachLimited } from '../sessions/limit.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
@@ -47,6 +48,8 @@ export class UsageStore {
   /** Paths (log files, SQLite stores) changed since the last refresh. */
   private readonly dirty = new Set<string>();
   private pricesVersion: string | undefined;
+  /** The last answer, for the index's views it was made from and the days it read. */
+  private settled: { views: readonly SessionView[]; sinceDay: number | undefined; answer: Answer } | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
@@ -81,21 +84,27 @@ export class UsageStore {
    * before it holds none (`endsBefore`), so it is left unread and out of the answer until a
    * request wants older days.
    */
-  sessions(sinceDay?: number): Promise<{ sessions: SessionUsage[]; overrideError?: string }> {
+  sessions(sinceDay?: number): Promise<Answer> {
     // One refresh at a time: a second request waits, then finds (almost) nothing to read.
     const run = this.queue.then(() => this.refresh(sinceDay));
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async refresh(sinceDay: number | undefined): Promise<{ sessions: SessionUsage[]; overrideError?: string }> {
+  private async refresh(sinceDay: number | undefined): Promise<Answer> {
     const prices = await this.prices.current();
     if (prices.version !== this.pricesVersion) {
       this.tracked.clear();
+      this.settled = undefined;
       this.pricesVersion = prices.version;
     }
+    const views = await this.index.list();
+    // Nothing changed since a refresh that read all this one wants: its answer stands (a
+    // request on an unchanged corpus costs no walk over every log).
+    const settled = this.settled;
+    if (settled && settled.views === views && this.dirty.size === 0 && covers(settled.sinceDay, sinceDay)) return settled.answer;
     const pricer = new Pricer(prices.table);
-    const logs = await sessionLogs(this.index);
+    const logs = logsOf(views);
     const dirty = new Set(this.dirty);
     this.dirty.clear();
     const wanted = new Set(logs.map((l) => logId(l.log)));
@@ -126,7 +135,10 @@ export class UsageStore {
       const t = this.tracked.get(logId(l.log));
       if (t) sessions.push({ sessionId: l.sessionId, agentName: l.agentName, title: l.title, updatedAtMs: l.updatedAtMs, usage: t.usage });
     }
-    return { sessions, ...(prices.overrideError ? { overrideError: prices.overrideError } : {}) };
+    const answer = { sessions, ...(prices.overrideError ? { overrideError: prices.overrideError } : {}) };
+    // Settled only when no change arrived meanwhile; then even deferred logs are known.
+    this.settled = this.dirty.size === 0 ? { views, sinceDay: widest(sinceDay, settled && settled.views === views ? settled.sinceDay : sinceDay), answer } : undefined;
+    return answer;
   }
 
   private async readOnWorkers(logs: SessionLog[], prices: CurrentPrices, pricer: Pricer, sinceDay: number | undefined): Promise<void> {
@@ -196,6 +208,17 @@ export class UsageStore {
       if (code !== 'ENOENT' && code !== 'ENOTDIR') this.log.warn({ log: pathOf(l.log), err: String(err) }, 'usage: log not read');
     }
   }
+}
+
+type Answer = { readonly sessions: readonly SessionUsage[]; overrideError?: string };
+
+/** Whether a pass that read every log holding days from `read` on holds all from `wanted` on (undefined: all days). */
+function covers(read: number | undefined, wanted: number | undefined): boolean {
+  return read === undefined || (wanted !== undefined && wanted >= read);
+}
+
+function widest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined ? undefined : Math.min(a, b);
 }
 
 function logId(ref: LogRef): string {

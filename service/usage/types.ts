@@ -32,6 +32,8 @@ export interface LogUsage {
   messages: Map<number, number>;
   /** Answered turns: [day, ms, day, ms, ...], in log order. */
   responses: number[];
+  /** The latest UTC day of any row, message or response (-1 when none): a report skips logs that ended before its window. */
+  lastDay: number;
 }
 
 /** A log's usage with the session it belongs to (what aggregate.ts reads). */
@@ -47,5 +49,5 @@ export interface SessionUsage {
 export const DAY_MS = 86_400_000;
 
 export function emptyUsage(): LogUsage {
-  return { rows: new Map(), messages: new Map(), responses: [] };
+  return { rows: new Map(), messages: new Map(), responses: [], lastDay: -1 };
 }

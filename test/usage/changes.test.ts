@@ -2,7 +2,10 @@ import { appendFile, mkdir, mkdtemp, rename, rm, stat, unlink, utimes, writeFile
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../service/log.js';
 import type { LogRef } from '../../service/sessions/types.js';
+import { PriceFiles } from '../../service/usage/price-file.js';
+import { UsageStore } from '../../service/usage/store.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { runtimeaSessionsDir } from '../sessions/fixtures.js';
 import { IDS, writeUsageCorpus } from './corpus.js';
@@ -107,6 +110,45 @@ describe('per-log aggregates, read incrementally', () => {
     // gpt-5.5 from the table: 1000 * 5e-6.
     const joined = await until((b) => b.by_session.some((s: any) => s.session_id === id));
     expect(joined.by_session.find((s: any) => s.session_id === id)).toMatchObject({ cost_usd: 0.005, tokens_total: 1000, agent_name: 'runtimea', title: 'new one' });
+  });
+});
+
+describe('the store\'s answer on an unchanged index', () => {
+  const store = (): UsageStore => {
+    const log = createLogger('silent');
+    const prices = new PriceFiles(path.join(import.meta.dirname, '..', '..', 'config', 'usage', 'prices.json'), path.join(home, 'none.json'), log);
+    const s = new UsageStore(svc.service.ctx.sessions, prices, log);
+    s.start();
+    return s;
+  };
+
+  it('stands while nothing changes and the days asked for were read; a wider window or a change makes a new one', async () => {
+    const s = store();
+    try {
+      const since = Math.floor(Date.now() / DAY) - 29;
+      const first = await s.sessions(since);
+      // Same days or fewer, nothing changed: the same answer, without a walk over the logs.
+      expect(await s.sessions(since)).toBe(first);
+      expect(await s.sessions(since + 5)).toBe(first);
+      // More days than were read: a new pass (deferred logs may hold them).
+      const all = await s.sessions();
+      expect(all).not.toBe(first);
+      expect(await s.sessions(since)).toBe(all);
+      // A change: read, and a new answer with it.
+      const before = all.sessions.find((x) => x.sessionId === IDS.C1)!.usage.rows.size;
+      await appendFile(cliaLog(), `${cliaTurn(IDS.C1, 'later', at(0, '00:50:00.000'), '01-new-text', 1300).join('\n')}\n`);
+      const deadline = Date.now() + 10_000;
+      let after = await s.sessions();
+      while (after === all && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        after = await s.sessions();
+      }
+      expect(after).not.toBe(all);
+      expect(reads.filter((r) => r.path === cliaLog()).at(-1)!.from).toBeGreaterThan(0);
+      expect(after.sessions.find((x) => x.sessionId === IDS.C1)!.usage.rows.size).toBeGreaterThanOrEqual(before);
+    } finally {
+      await s.stop();
+    }
   });
 });
 
