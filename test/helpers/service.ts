@@ -79,6 +79,17 @@ export async function startService(options: StartOptions = {}): Promise<TestServ
 
 /** One HTTP request with full control of headers (Host included), as a browser or curl would send it. */
 export function send(port: number, method: string, target: string, init: RequestInit = {}): Promise<TestResponse> {
+  // A kept-alive socket the server closed while this process was busy (a blocking bench loop
+  // past the server's keep-alive timeout) fails at once: a GET is sent again on a new one,
+  // as Node's docs advise for `request.reusedSocket`.
+  const retry = method === 'GET' || method === 'HEAD';
+  return attempt(port, method, target, init).catch((err: NodeJS.ErrnoException & { reusedSocket?: boolean }) => {
+    if (retry && err.reusedSocket && err.code === 'ECONNRESET') return attempt(port, method, target, init);
+    throw err;
+  });
+}
+
+function attempt(port: number, method: string, target: string, init: RequestInit): Promise<TestResponse> {
   const headers: Record<string, string> = { host: `127.0.0.1:${port}`, ...lower(init.headers ?? {}) };
   let payload: string | Buffer | undefined = init.raw;
   if (payload === undefined && init.body !== undefined) {
@@ -97,7 +108,7 @@ export function send(port: number, method: string, target: string, init: Request
         resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text, json: () => JSON.parse(text) });
       });
     });
-    req.on('error', reject);
+    req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
     req.end(payload);
   });
 }
