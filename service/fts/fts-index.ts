@@ -3,10 +3,11 @@ import type { Worker } from 'node:worker_threads';
 import { HttpError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { AgentName } from '../runtimes/runtime.js';
-import { sessionLogs } from '../sessions/pipeline.js';
+import type { SessionView } from '../sessions/merge.js';
+import { logFile, logsByFile, logsOf, sessionLogs, type SessionLog } from '../sessions/pipeline.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { DocKind } from './documents.js';
-import { logFile, logKey, type FromWorker, type Job, type SessionState, type ToWorker, type WorkerData } from './protocol.js';
+import { logKey, type FromWorker, type Job, type SessionState, type ToWorker, type WorkerData } from './protocol.js';
 import { hasLongPrefix, QueryError, toFtsExpression } from './query.js';
 import { isCorruption } from './schema.js';
 import { scopeFilter } from './scope.js';
@@ -70,6 +71,8 @@ export class FtsIndex {
   private scheduled = false;
   private fullPending = false;
   private touched = new Set<string>();
+  /** The list the last full comparison was made against, its sessions by log file. */
+  private reconciled: { views: readonly SessionView[]; byFile: Map<string, SessionLog[]> } | undefined;
   private opened = deferred();
   private closedByWorker = deferred();
 
@@ -296,8 +299,12 @@ export class FtsIndex {
    * log changed (for a SQLite store, the sessions whose updated time moved) are read.
    */
   private async reconcile(all: boolean, touched: Set<string>): Promise<void> {
-    const logs = await sessionLogs(this.sessions);
+    const views = await this.sessions.list();
     if (!this.reader || !this.worker || (this.phase !== 'open' && !all)) return;
+    // The same list as the last full comparison: no session came, went or moved, so only
+    // the logs that changed can need work (no walk over every session on each append).
+    const same = !all && this.reconciled?.views === views;
+    const logs = same ? [...touched].flatMap((f) => this.reconciled!.byFile.get(f) ?? []) : logsOf(views);
     const jobs: Job[] = [];
     const listed = new Set<string>();
     for (const s of all ? [...logs].reverse() : logs) {
@@ -312,10 +319,13 @@ export class FtsIndex {
       Object.assign(t, { logKey: key, agentName: s.agentName, agentId: s.agentId, updatedAtMs: s.updatedAtMs, pending: true, removing: false, inPass: true, done: 0 });
       this.tracked.set(s.sessionId, t);
     }
-    for (const [id, t] of this.tracked) {
-      if (listed.has(id) || t.removing) continue;
-      jobs.push({ action: 'remove', sessionId: id, urgent: !all });
-      Object.assign(t, { pending: true, removing: true, inPass: true, weight: 1, done: 0 });
+    if (!same) {
+      for (const [id, t] of this.tracked) {
+        if (listed.has(id) || t.removing) continue;
+        jobs.push({ action: 'remove', sessionId: id, urgent: !all });
+        Object.assign(t, { pending: true, removing: true, inPass: true, weight: 1, done: 0 });
+      }
+      this.reconciled = { views, byFile: logsByFile(logs) };
     }
     if (jobs.length > 0) this.send({ type: 'jobs', jobs });
     if (all && this.phase === 'starting') this.phase = 'open';

@@ -74,8 +74,3 @@ export function logKey(log: LogRef): string {
       return `sqlite:${log.db}\0${log.sessionId}`;
   }
 }
-
-/** The file whose changes concern a log (the store's file for SQLite). */
-export function logFile(log: LogRef): string {
-  return log.kind === 'sqlite' ? log.db : log.path;
-}

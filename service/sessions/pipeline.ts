@@ -30,6 +30,23 @@ export function logsOf(views: readonly SessionView[]): SessionLog[] {
   return views.flatMap((v) => (v.log ? [{ sessionId: v.id, agentName: v.agentName, agentId: v.agentId, title: v.title, updatedAtMs: v.updatedAtMs, log: v.log }] : []));
 }
 
+/** The file whose changes concern a log (SessionIndex.onLogChange's path): the store's file for SQLite. */
+export function logFile(log: LogRef): string {
+  return log.kind === 'sqlite' ? log.db : log.path;
+}
+
+/** Sessions by `logFile` (a SQLite store holds several), to find what a change concerns without a walk. */
+export function logsByFile(logs: readonly SessionLog[]): Map<string, SessionLog[]> {
+  const out = new Map<string, SessionLog[]>();
+  for (const s of logs) {
+    const file = logFile(s.log);
+    const same = out.get(file);
+    if (same) same.push(s);
+    else out.set(file, [s]);
+  }
+  return out;
+}
+
 /** Where a read stopped, and the turn it was in; save it to resume with only the new entries. */
 export interface Cursor {
   /** Byte offset (files), row seq (SQLite) or record index (legacy) to read from. */

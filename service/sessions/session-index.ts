@@ -2,10 +2,10 @@ import type { Logger } from '../log.js';
 import { CountStore } from './count-store.js';
 import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
-import { LogReader } from './logs.js';
+import { LogReader, type LogVersion } from './logs.js';
 import { mergeSessions, nonBlank, PRECEDENCE, type SessionView } from './merge.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
-import type { SourceRecord } from './types.js';
+import type { LogRef, SourceRecord } from './types.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
 
 export type { LogChange } from './source-files.js';
@@ -31,6 +31,8 @@ export class SessionIndex {
   private closed = false;
   private warming = false;
   private warmFrom = 0;
+  /** Logs that changed since they were counted, by path: counted first. */
+  private readonly recount = new Map<string, LogRef>();
   private readonly listeners = new Set<(changes: LogChange[]) => void>();
 
   private readonly counts: CountStore | undefined;
@@ -108,11 +110,15 @@ export class SessionIndex {
     const version = this.files.versionOf(view.log);
     const cached = this.logs.cachedCount(view.log, version);
     if (cached !== undefined) return cached;
+    return this.countLog(view.log, version, view.id);
+  }
+
+  /** One unreadable log must not break a listing: it counts as empty until it changes. */
+  private async countLog(ref: LogRef, version: LogVersion | undefined, what: string): Promise<number> {
     try {
-      return await this.logs.count(view.log, version);
+      return await this.logs.count(ref, version);
     } catch (err) {
-      // One unreadable log must not break a listing: it counts as empty until it changes.
-      if (!isMissing(err)) this.log.warn({ err: String(err), session: view.id }, 'session log not counted');
+      if (!isMissing(err)) this.log.warn({ err: String(err), session: what }, 'session log not counted');
       return 0;
     }
   }
@@ -169,7 +175,10 @@ export class SessionIndex {
           this.log.warn({ err: String(err) }, 'session change listener failed');
         }
       }
-      this.warmFrom = 0;
+      // A changed log is counted again; the walk over every session starts over only when
+      // the list was made anew (sessions came, went or moved).
+      for (const change of changes) if (change.ref) this.recount.set(change.path, change.ref);
+      if (structural || changes.some((c) => !c.ref)) this.warmFrom = 0;
       this.warmCounts();
     }
   }
@@ -208,10 +217,23 @@ export class SessionIndex {
     void (async () => {
       try {
         while (!this.closed) {
+          const changed = this.recount.entries().next();
+          if (!changed.done) {
+            const [p, ref] = changed.value;
+            this.recount.delete(p);
+            const version = this.files.versionOf(ref);
+            if (version === undefined || this.logs.cachedCount(ref, version) !== undefined) continue;
+            await this.countLog(ref, version, p);
+            counted++;
+            continue;
+          }
           const views = this.views;
           let i = this.warmFrom;
           while (i < views.length && !(views[i]!.log && this.logs.cachedCount(views[i]!.log!, this.files.versionOf(views[i]!.log!)) === undefined)) i++;
-          if (i >= views.length) break;
+          if (i >= views.length) {
+            this.warmFrom = i; // every session counted: the next change needs no walk
+            break;
+          }
           this.warmFrom = i + 1;
           await this.messageCount(views[i]!).catch(() => undefined);
           counted++;
@@ -219,6 +241,8 @@ export class SessionIndex {
         if (counted > 0 && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
       } finally {
         this.warming = false;
+        // A change that came as the walk ended.
+        if (this.recount.size > 0) this.warmCounts();
       }
     })();
   }

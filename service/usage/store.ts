@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import { Foreground } from '../process/foreground.js';
-import { logsOf, type SessionLog } from '../sessions/pipeline.js';
+import { logFile, logsByFile, logsOf, type SessionLog } from '../sessions/pipeline.js';
 import type { SessionView } from '../sessions/merge.js';
 import { eachLimited } from '../sessions/limit.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
@@ -48,8 +48,8 @@ export class UsageStore {
   /** Paths (log files, SQLite stores) changed since the last refresh. */
   private readonly dirty = new Set<string>();
   private pricesVersion: string | undefined;
-  /** The last answer, for the index's views it was made from and the days it read. */
-  private settled: { views: readonly SessionView[]; sinceDay: number | undefined; answer: Answer } | undefined;
+  /** The last full pass: the index's views it was made from, the days it read, its answer. */
+  private settled: Settled | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
@@ -98,12 +98,38 @@ export class UsageStore {
       this.settled = undefined;
       this.pricesVersion = prices.version;
     }
-    const views = await this.index.list();
-    // Nothing changed since a refresh that read all this one wants: its answer stands (a
-    // request on an unchanged corpus costs no walk over every log).
-    const settled = this.settled;
-    if (settled && settled.views === views && this.dirty.size === 0 && covers(settled.sinceDay, sinceDay)) return settled.answer;
     const pricer = new Pricer(prices.table);
+    const views = await this.index.list();
+    // The same sessions as the last pass, which read all the days this request wants: only
+    // logs changed since need reading, and none at all on an unchanged corpus.
+    const settled = this.settled;
+    if (settled && settled.views === views && covers(settled.sinceDay, sinceDay)) {
+      if (this.dirty.size === 0) return settled.answer;
+      if (await this.readChanged(settled, pricer, sinceDay)) return settled.answer;
+    }
+    return this.fullPass(views, prices, pricer, sinceDay);
+  }
+
+  /**
+   * Reads the changed logs of the settled pass's sessions. False when that changed which
+   * usage a session has (a log replaced, gone, or read for the first time): a full pass then
+   * makes the answer anew.
+   */
+  private async readChanged(settled: Settled, pricer: Pricer, sinceDay: number | undefined): Promise<boolean> {
+    const changed = [...this.dirty].flatMap((p) => settled.byPath.get(p) ?? []);
+    this.dirty.clear();
+    const before = changed.map((l) => this.tracked.get(logId(l.log)));
+    for (const l of changed) this.deferred.delete(logId(l.log));
+    if (changed.length > 0) await this.foreground.run(() => eachLimited(changed, SCAN_CONCURRENCY, (l) => this.read(l, pricer, sinceDay)));
+    if (this.closed) throw new StoreStopped();
+    if (changed.some((l, i) => this.tracked.get(logId(l.log)) !== before[i])) return false;
+    // A new answer object: the same sessions, whose usage was added to in place.
+    settled.answer = { ...settled.answer };
+    return true;
+  }
+
+  private async fullPass(views: readonly SessionView[], prices: CurrentPrices, pricer: Pricer, sinceDay: number | undefined): Promise<Answer> {
+    const settled = this.settled;
     const logs = logsOf(views);
     const dirty = new Set(this.dirty);
     this.dirty.clear();
@@ -112,7 +138,7 @@ export class UsageStore {
     for (const id of this.deferred.keys()) if (!wanted.has(id) || dirty.has(id)) this.deferred.delete(id);
     const todo = logs.filter((l) => {
       const id = logId(l.log);
-      if (this.tracked.has(id)) return dirty.has(pathOf(l.log));
+      if (this.tracked.has(id)) return dirty.has(logFile(l.log));
       const deferred = this.deferred.get(id);
       return deferred === undefined || !endsBefore(deferred, sinceDay);
     });
@@ -136,8 +162,9 @@ export class UsageStore {
       if (t) sessions.push({ sessionId: l.sessionId, agentName: l.agentName, title: l.title, updatedAtMs: l.updatedAtMs, usage: t.usage });
     }
     const answer = { sessions, ...(prices.overrideError ? { overrideError: prices.overrideError } : {}) };
-    // Settled only when no change arrived meanwhile; then even deferred logs are known.
-    this.settled = this.dirty.size === 0 ? { views, sinceDay: widest(sinceDay, settled && settled.views === views ? settled.sinceDay : sinceDay), answer } : undefined;
+    // Every log of these views is now read for these days, but for the changes that arrived
+    // meanwhile (still in `dirty`, for the next request).
+    this.settled = { views, byPath: logsByFile(logs), sinceDay: widest(sinceDay, settled && settled.views === views ? settled.sinceDay : sinceDay), answer };
     return answer;
   }
 
@@ -205,12 +232,20 @@ export class UsageStore {
     } catch (err) {
       this.tracked.delete(id);
       const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.log.warn({ log: pathOf(l.log), err: String(err) }, 'usage: log not read');
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.log.warn({ log: logFile(l.log), err: String(err) }, 'usage: log not read');
     }
   }
 }
 
 type Answer = { readonly sessions: readonly SessionUsage[]; overrideError?: string };
+
+interface Settled {
+  views: readonly SessionView[];
+  /** The sessions of `views` by the path the index reports changes of (a SQLite store holds several). */
+  byPath: Map<string, SessionLog[]>;
+  sinceDay: number | undefined;
+  answer: Answer;
+}
 
 /** Whether a pass that read every log holding days from `read` on holds all from `wanted` on (undefined: all days). */
 function covers(read: number | undefined, wanted: number | undefined): boolean {
@@ -225,7 +260,3 @@ function logId(ref: LogRef): string {
   return ref.kind === 'sqlite' ? `${ref.db}\0${ref.sessionId}` : ref.path;
 }
 
-/** The path the session index reports changes of. */
-function pathOf(ref: LogRef): string {
-  return ref.kind === 'sqlite' ? ref.db : ref.path;
-}

@@ -144,8 +144,22 @@ describe('the store\'s answer on an unchanged index', () => {
         after = await s.sessions();
       }
       expect(after).not.toBe(all);
+      // Only that log was read, from where it stopped, into the same sessions' usage.
+      expect(after.sessions).toBe(all.sessions);
       expect(reads.filter((r) => r.path === cliaLog()).at(-1)!.from).toBeGreaterThan(0);
       expect(after.sessions.find((x) => x.sessionId === IDS.C1)!.usage.rows.size).toBeGreaterThanOrEqual(before);
+      // A log replaced by another file: read from the start, and the answer is made anew.
+      const replacement = `${cliaLog()}.new`;
+      await writeFile(replacement, `${cliaTurn(IDS.C1, 'only', at(0, '00:55:00.000'), '01-new-text', 1300).join('\n')}\n`);
+      await rename(replacement, cliaLog());
+      let replaced = await s.sessions();
+      while (replaced.sessions === after.sessions && Date.now() < deadline + 10_000) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        replaced = await s.sessions();
+      }
+      expect(replaced.sessions).not.toBe(after.sessions);
+      expect(reads.filter((r) => r.path === cliaLog()).at(-1)!.from).toBe(0);
+      expect(replaced.sessions.find((x) => x.sessionId === IDS.C1)!.usage.messages.size).toBeGreaterThan(0);
     } finally {
       await s.stop();
     }
