@@ -105,7 +105,7 @@ export class UsageStore {
     const settled = this.settled;
     if (settled && settled.views === views && covers(settled.sinceDay, sinceDay)) {
       if (this.dirty.size === 0) return settled.answer;
-      if (await this.readChanged(settled, pricer, sinceDay)) return settled.answer;
+      if (await this.readChanged(settled, pricer)) return settled.answer;
     }
     return this.fullPass(views, prices, pricer, sinceDay);
   }
@@ -115,12 +115,14 @@ export class UsageStore {
    * usage a session has (a log replaced, gone, or read for the first time): a full pass then
    * makes the answer anew.
    */
-  private async readChanged(settled: Settled, pricer: Pricer, sinceDay: number | undefined): Promise<boolean> {
+  private async readChanged(settled: Settled, pricer: Pricer): Promise<boolean> {
     const changed = [...this.dirty].flatMap((p) => settled.byPath.get(p) ?? []);
     this.dirty.clear();
     const before = changed.map((l) => this.tracked.get(logId(l.log)));
     for (const l of changed) this.deferred.delete(logId(l.log));
-    if (changed.length > 0) await this.foreground.run(() => eachLimited(changed, SCAN_CONCURRENCY, (l) => this.read(l, pricer, sinceDay)));
+    // Read for all the days the settled answer holds, not just this request's (a log left
+    // unread for a shorter window would be missing from a later, wider one).
+    if (changed.length > 0) await this.foreground.run(() => eachLimited(changed, SCAN_CONCURRENCY, (l) => this.read(l, pricer, settled.sinceDay)));
     if (this.closed) throw new StoreStopped();
     if (changed.some((l, i) => this.tracked.get(logId(l.log)) !== before[i])) return false;
     // A new answer object: the same sessions, whose usage was added to in place.
@@ -128,14 +130,16 @@ export class UsageStore {
     return true;
   }
 
-  private async fullPass(views: readonly SessionView[], prices: CurrentPrices, pricer: Pricer, sinceDay: number | undefined): Promise<Answer> {
+  private async fullPass(views: readonly SessionView[], prices: CurrentPrices, pricer: Pricer, wanted: number | undefined): Promise<Answer> {
+    // On the same list, keep the days the last pass read as well (see readChanged).
     const settled = this.settled;
+    const sinceDay = settled && settled.views === views ? widest(wanted, settled.sinceDay) : wanted;
     const logs = logsOf(views);
     const dirty = new Set(this.dirty);
     this.dirty.clear();
-    const wanted = new Set(logs.map((l) => logId(l.log)));
-    for (const id of this.tracked.keys()) if (!wanted.has(id)) this.tracked.delete(id);
-    for (const id of this.deferred.keys()) if (!wanted.has(id) || dirty.has(id)) this.deferred.delete(id);
+    const listed = new Set(logs.map((l) => logId(l.log)));
+    for (const id of this.tracked.keys()) if (!listed.has(id)) this.tracked.delete(id);
+    for (const id of this.deferred.keys()) if (!listed.has(id) || dirty.has(id)) this.deferred.delete(id);
     const todo = logs.filter((l) => {
       const id = logId(l.log);
       if (this.tracked.has(id)) return dirty.has(logFile(l.log));
@@ -164,7 +168,7 @@ export class UsageStore {
     const answer = { sessions, ...(prices.overrideError ? { overrideError: prices.overrideError } : {}) };
     // Every log of these views is now read for these days, but for the changes that arrived
     // meanwhile (still in `dirty`, for the next request).
-    this.settled = { views, byPath: logsByFile(logs), sinceDay: widest(sinceDay, settled && settled.views === views ? settled.sinceDay : sinceDay), answer };
+    this.settled = { views, byPath: logsByFile(logs), sinceDay, answer };
     return answer;
   }
 

@@ -125,6 +125,9 @@ describe('the store\'s answer on an unchanged index', () => {
   it('stands while nothing changes and the days asked for were read; a wider window or a change makes a new one', async () => {
     const s = store();
     try {
+      // The index lists sessions anew once the first prompts are read (titles): past that,
+      // its list stays the same array while nothing changes.
+      await svc.service.ctx.sessions.search('');
       const since = Math.floor(Date.now() / DAY) - 29;
       const first = await s.sessions(since);
       // Same days or fewer, nothing changed: the same answer, without a walk over the logs.
@@ -198,6 +201,17 @@ describe('logs that last changed before the window', () => {
     const after = await until((b) => sessionIds(b).includes(IDS.C1), '?days=30');
     expect(after.by_session.find((s: any) => s.session_id === IDS.C1).messages).toBeGreaterThan(0);
     expect(reads.filter((r) => r.path === cliaLog())).toEqual([{ path: cliaLog(), from: 0 }]);
+  });
+
+  it('a log changed while a wider window\'s answer stands is read for that window, whatever the request asks', async () => {
+    await age(cliaLog(), 120);
+    expect(sessionIds(await usage('?days=90'))).not.toContain(IDS.C1);
+    expect(sessionIds(await usage('?days=30'))).not.toContain(IDS.C1); // the 90-day answer stands
+    // The log now says it last changed 60 days ago (`touch -d`): in the 90 days, not the 30.
+    reads.length = 0;
+    await age(cliaLog(), 60);
+    await until(() => reads.some((r) => r.path === cliaLog() && r.from === 0), '?days=30');
+    expect(sessionIds(await usage('?days=90'))).toContain(IDS.C1);
   });
 
   it('a log changed up to two days before the window is still read (clocks may disagree by that much)', async () => {
