@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { readFile, unlink } from 'node:fs/promises';
+import path from 'node:path';
 import type { Logger } from '../log.js';
-import { writeFileAtomically } from '../stores/atomic.js';
+import { tempPathFor } from '../stores/atomic.js';
 
 /**
  * The process groups the service owns, on disk, so that a service killed without warning
@@ -21,8 +22,6 @@ const LINUX = process.platform === 'linux';
 
 export class ChildRecords {
   private readonly live = new Map<number, ChildRecord>();
-  private writing: Promise<void> | undefined;
-  private dirty = false;
 
   constructor(
     private readonly file: string,
@@ -41,23 +40,27 @@ export class ChildRecords {
     if (this.live.delete(pgid)) this.save();
   }
 
-  /** Resolves once what is recorded on disk matches the groups owned now. */
-  async flushed(): Promise<void> {
-    while (this.writing) await this.writing;
-  }
-
-  /** One write at a time; changes made meanwhile go out in the next one. */
+  /**
+   * Written synchronously, in the same turn of the event loop as the spawn: a kill -9 that
+   * lands while an asynchronous write is under way (milliseconds, with its fsync) would leave
+   * a program running that no later start knows of. Still whole (a temp file, then rename).
+   * No fsync: the file only has to outlive the service's process, and a power cut or a crash
+   * of the system ends the programs as well.
+   */
   private save(): void {
-    this.dirty = true;
-    if (this.writing) return;
-    this.writing = (async () => {
-      while (this.dirty) {
-        this.dirty = false;
-        await writeFileAtomically(this.file, `${JSON.stringify([...this.live.values()])}\n`, { mode: 0o600, dirMode: 0o700 }).catch((err: unknown) =>
-          this.log.warn({ err: String(err) }, 'could not record the child process groups'),
-        );
+    const temp = tempPathFor(this.file);
+    try {
+      mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      writeFileSync(temp, `${JSON.stringify([...this.live.values()])}\n`, { mode: 0o600, flag: 'wx' });
+      renameSync(temp, this.file);
+    } catch (err) {
+      try {
+        unlinkSync(temp);
+      } catch {
+        // never written
       }
-    })().finally(() => (this.writing = undefined));
+      this.log.warn({ err: String(err) }, 'could not record the child process groups');
+    }
   }
 }
 

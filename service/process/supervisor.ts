@@ -83,14 +83,22 @@ export class Supervisor {
       shell: false,
       windowsHide: true,
     });
-    await new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', reject);
-    });
     const exited = new Promise<ExitStatus>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal }));
     });
-    const owned = { child, ...this.adopt(child.pid!, exited) };
+    // Owned, and written down, in the same turn as the fork (see ChildRecords.save); a
+    // program that could not be started has no pid.
+    const group = child.pid !== undefined ? this.adopt(child.pid, exited) : undefined;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve);
+        child.once('error', reject);
+      });
+    } catch (err) {
+      await group?.stop(0);
+      throw err;
+    }
+    const owned = { child, ...group! };
     this.log.debug({ pid: owned.pid, command: request.command }, 'child started');
     return owned;
   }

@@ -27,6 +27,11 @@ export interface AtomicWriteOptions {
 /** The temp file's name: `.<target name>.<12 hex>.tmp` beside the target (the start-up sweep knows it). */
 export const ATOMIC_TEMP_NAME = /^\..+\.[0-9a-f]{12}\.tmp$/;
 
+/** A fresh temp path for `target`, named as ATOMIC_TEMP_NAME says. */
+export function tempPathFor(target: string): string {
+  return path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
 const writes = new KeyedLock();
 const updates = new KeyedLock();
 
@@ -36,7 +41,7 @@ export function writeFileAtomically(target: string, data: string | Buffer, optio
     await mkdir(dir, { recursive: true, ...(options.dirMode !== undefined ? { mode: options.dirMode } : {}) });
     if (options.parentMode !== undefined) await tighten(dir, options.parentMode);
     const mode = options.mode ?? (await modeOf(target));
-    const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+    const temp = tempPathFor(target);
     const handle = await open(temp, 'wx', mode ?? 0o666);
     try {
       try {

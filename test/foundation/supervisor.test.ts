@@ -1,4 +1,9 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ChildRecords } from '../../service/process/child-records.js';
 import { createLogger } from '../../service/log.js';
 import { livePidsInGroup, Supervisor } from '../../service/process/supervisor.js';
 
@@ -72,5 +77,26 @@ describe('process supervisor', () => {
     const sup = new Supervisor(log);
     expect(() => sup.spawnPty({ command: 'no-such-binary-xyz', args: [], env })).toThrow(expect.objectContaining({ code: 'ENOENT' }));
     expect(sup.size).toBe(0);
+  });
+
+  // A kill -9 can land at any instant after the fork: the group must be on disk before any
+  // other code runs, or no later start would know to stop it.
+  it.runIf(process.platform === 'linux')('a child is on record in the same turn as its fork, and off it once stopped', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'space-children-'));
+    const file = path.join(dir, 'state', 'children.json');
+    try {
+      const sup = new Supervisor(log, new ChildRecords(file, log));
+      const starting = sup.spawn({ command: 'sleep', args: ['300'], env });
+      const recorded = JSON.parse(readFileSync(file, 'utf8')) as Array<{ pgid: number }>;
+      const owned = await starting;
+      expect(recorded.map((r) => r.pgid)).toEqual([owned.pid]);
+      await sup.stopAll(500);
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual([]);
+      await expect(sup.spawn({ command: 'no-such-binary-xyz', args: [], env })).rejects.toMatchObject({ code: 'ENOENT' });
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual([]);
+      expect(existsSync(file)).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
