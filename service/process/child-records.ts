@@ -22,6 +22,7 @@ const LINUX = process.platform === 'linux';
 
 export class ChildRecords {
   private readonly live = new Map<number, ChildRecord>();
+  private folderMade = false;
 
   constructor(
     private readonly file: string,
@@ -50,7 +51,8 @@ export class ChildRecords {
   private save(): void {
     const temp = tempPathFor(this.file);
     try {
-      mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      if (!this.folderMade) mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      this.folderMade = true;
       writeFileSync(temp, `${JSON.stringify([...this.live.values()])}\n`, { mode: 0o600, flag: 'wx' });
       renameSync(temp, this.file);
     } catch (err) {

@@ -119,7 +119,6 @@ export class UsageStore {
     const changed = [...this.dirty].flatMap((p) => settled.byPath.get(p) ?? []);
     this.dirty.clear();
     const before = changed.map((l) => this.tracked.get(logId(l.log)));
-    for (const l of changed) this.deferred.delete(logId(l.log));
     // Read for all the days the settled answer holds, not just this request's (a log left
     // unread for a shorter window would be missing from a later, wider one).
     if (changed.length > 0) await this.foreground.run(() => eachLimited(changed, SCAN_CONCURRENCY, (l) => this.read(l, pricer, settled.sinceDay)));
