@@ -45,6 +45,8 @@ export interface Config {
   readonly clibIssuer: string | undefined;
   /** Chat engine limits and timings (defaults are the spec's; tests shorten them). */
   readonly chat: Readonly<ChatConfig>;
+  /** The event channel (GET /api/events) and the follow-up queue (docs/events.md, docs/chat.md). */
+  readonly events: Readonly<EventsConfig>;
   /**
    * The environment the service was started with (what `loadConfig` read), minus the
    * service's own secrets: what agent CLIs inherit, with HOME set to `home`.
@@ -95,6 +97,15 @@ export interface Config {
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface EventsConfig {
+  /** Silence on GET /api/events before a heartbeat (15 s). */
+  heartbeatMs: number;
+  /** Prompts waiting behind a session's running turn; 429 past it. */
+  maxQueuedPerSession: number;
+  /** Largest image a prompt may attach (bytes). */
+  maxImageBytes: number;
+}
 
 export interface ChatConfig {
   /** Concurrent turns (accepted and not yet ended) across all sessions; 429 above it. */
@@ -183,6 +194,11 @@ export function loadConfig(env: Env = process.env): Config {
       reconnectWaitMs: parsePositiveInt(env.SPACE_CHAT_RECONNECT_WAIT_MS, 'SPACE_CHAT_RECONNECT_WAIT_MS', 300_000),
       replayBytes: parsePositiveInt(env.SPACE_CHAT_REPLAY_BYTES, 'SPACE_CHAT_REPLAY_BYTES', 512 * 1024),
       abortGraceMs: parsePositiveInt(env.SPACE_CHAT_ABORT_GRACE_MS, 'SPACE_CHAT_ABORT_GRACE_MS', 3000),
+    }),
+    events: Object.freeze({
+      heartbeatMs: parsePositiveInt(env.SPACE_EVENTS_HEARTBEAT_MS, 'SPACE_EVENTS_HEARTBEAT_MS', 15_000),
+      maxQueuedPerSession: parsePositiveInt(env.SPACE_CHAT_MAX_QUEUED, 'SPACE_CHAT_MAX_QUEUED', 5),
+      maxImageBytes: parsePositiveInt(env.SPACE_CHAT_MAX_IMAGE_BYTES, 'SPACE_CHAT_MAX_IMAGE_BYTES', 10 * 1024 * 1024),
     }),
     childEnv: Object.freeze(childEnvOf(env, home)),
     connectors: Object.freeze(connectorsConfig(env, home)),

@@ -2,6 +2,8 @@ import { SignIn } from './auth/sign-in.js';
 import { AuthState } from './auth/state.js';
 import { UpstreamClient } from './auth/upstream.js';
 import type { Config } from './config.js';
+import { EventHub } from './events/hub.js';
+import { UploadLedger } from './files/upload-ledger.js';
 import { FtsIndex } from './fts/fts-index.js';
 import type { Host } from './host.js';
 import { SseRegistry } from './http/sse.js';
@@ -39,6 +41,10 @@ export interface ServiceContext {
   readonly fts: FtsIndex;
   /** Passes a user waits for; background work (the full-text build) pauses during them. */
   readonly foreground: Foreground;
+  /** The event channel (GET /api/events): features publish, every open view subscribes. */
+  readonly events: EventHub;
+  /** This run's uploads by file_id (a prompt may attach one). */
+  readonly uploads: UploadLedger;
   readonly startedAt: Date;
   /** The port actually listened on (the configured one, or the OS's pick for port 0). */
   port(): number;
@@ -77,6 +83,8 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     sessions,
     fts: new FtsIndex(sessions, config.paths.ftsIndex, log, foreground),
     foreground,
+    events: new EventHub(),
+    uploads: new UploadLedger(),
     startedAt: new Date(),
     port: state.port,
     stage: state.stage,

@@ -5,6 +5,7 @@ import { consumeAtStartup } from './auth/startup.js';
 import type { Config } from './config.js';
 import { createContext, type ServiceContext, type Stage } from './context.js';
 import type { Host } from './host.js';
+import { startEventSources } from './events/sources.js';
 import { buildApp } from './http/app.js';
 import { answerClientError } from './http/client-error.js';
 import { featureRouters } from './http/routes.js';
@@ -44,6 +45,7 @@ export function createService(options: ServiceOptions): Service {
   // Built off the request path: the first sessions request waits for it, nothing else does.
   ctx.sessions.start();
   ctx.fts.start();
+  const eventSources = startEventSources(ctx.events, ctx.sessions, ctx.fts);
 
   const listen = async (): Promise<{ url: string; port: number }> => {
     await sweepStaleTemps(options.config, log);
@@ -78,6 +80,7 @@ export function createService(options: ServiceOptions): Service {
       stage = 'stopping';
       const stopped = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
       await ctx.runShutdownTasks();
+      eventSources.stop();
       await Promise.allSettled([...ctx.runtimes.values()].map((runtime) => runtime.close()));
       ctx.streams.closeAll();
       await ctx.fts.close();

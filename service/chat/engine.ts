@@ -1,11 +1,15 @@
 import type { Response } from 'express';
 import type { ServiceContext } from '../context.js';
 import type { PreparedTurn, Runtime } from '../runtimes/runtime.js';
+import { resolveAttachments } from './attachments.js';
 import { agentIdFromSpace, selectRuntime } from './backend.js';
 import { follow, namedFrame, reconnect } from './delivery.js';
+import { FollowUpQueue } from './follow-ups.js';
 import { TurnLimits, type Reservation } from './limits.js';
+import type { PromptExtras } from './prompt-extras.js';
 import type { PromptRequest } from './request.js';
 import { StreamRegistry } from './stream-registry.js';
+import { turnEnded, turnStarted } from './turn-events.js';
 import { TurnRun, type TurnFrame } from './turn-run.js';
 
 /**
@@ -17,8 +21,15 @@ export interface PendingTurn {
   runtime: Runtime;
   prepared: PreparedTurn;
   reservation: Reservation;
+  /** Set once the turn runs (a steer needs it). */
+  run?: TurnRun;
+  /** A follow-up's turn starts once its place comes (follow-ups.ts); others at once. */
+  started?: Promise<void>;
   discard(): void;
 }
+
+/** A prompt as the engine takes it: the spec's fields and the opt-in extras. */
+export type EnginePrompt = PromptRequest & PromptExtras;
 
 /** How long a prompt waits for the previous turn of its session to finish after its `done`. */
 const FINISHING_WAIT_MS = 10_000;
@@ -27,10 +38,14 @@ export class ChatEngine {
   private readonly limits: TurnLimits;
   private readonly registry: StreamRegistry<PendingTurn>;
   private readonly running = new Set<TurnRun>();
+  private readonly followUps: FollowUpQueue;
+  /** Turns by session, for a steer: the one running takes it, the waiting ones decline. */
+  private readonly bySession = new Map<string, Set<PendingTurn>>();
 
   constructor(private readonly ctx: ServiceContext) {
     this.limits = new TurnLimits(ctx.config.chat.maxTurns);
     this.registry = new StreamRegistry(ctx.config.chat);
+    this.followUps = new FollowUpQueue(this.limits, ctx.config.events.maxQueuedPerSession);
   }
 
   /** Turns accepted and not yet ended (the 429 count). */
@@ -39,19 +54,31 @@ export class ChatEngine {
   }
 
   /** POST /api/chat/prompt. */
-  async prompt(request: PromptRequest): Promise<{ stream_id: string; session_id: string | null }> {
+  async prompt(request: EnginePrompt): Promise<{ stream_id: string; session_id: string | null }> {
+    const steered = await this.steer(request);
+    if (steered) return steered;
     const pending = await this.accept(request);
     return { stream_id: this.registry.add(pending), session_id: pending.prepared.sessionId };
   }
 
-  /** Admits a turn without starting it; every refusal is an HttpError the client hears now. */
-  async accept(request: PromptRequest): Promise<PendingTurn> {
+  /**
+   * Admits a turn without starting it; every refusal is an HttpError the client hears now.
+   * A prompt for a session whose turn is running waits in that session's queue.
+   */
+  async accept(request: EnginePrompt): Promise<PendingTurn> {
     const runtime = await selectRuntime(this.ctx, request.agentName, request.sessionId);
-    if (request.sessionId !== undefined) await this.limits.whenFinished(request.sessionId, FINISHING_WAIT_MS);
-    const reservation = this.limits.reserve(request.sessionId);
+    const attachments = await resolveAttachments(this.ctx, request.attachments, runtime);
+    const sessionId = request.sessionId;
+    const turnRequest = { text: request.text, sessionId, skill: request.skill, model: request.model, ...(attachments ? { attachments } : {}) };
+    if (sessionId !== undefined && this.followUps.mustWait(sessionId)) {
+      const queued = this.followUps.enqueue(sessionId, () => runtime.prepare(turnRequest));
+      return { runtime, ...queued };
+    }
+    if (sessionId !== undefined) await this.limits.whenFinished(sessionId, FINISHING_WAIT_MS);
+    const reservation = this.limits.reserve(sessionId);
     try {
-      const agentId = request.sessionId === undefined ? (request.agentId ?? (request.space ? await agentIdFromSpace(this.ctx, request.space) : undefined)) : undefined;
-      const prepared = await runtime.prepare({ text: request.text, sessionId: request.sessionId, agentId, skill: request.skill, model: request.model });
+      const agentId = sessionId === undefined ? (request.agentId ?? (request.space ? await agentIdFromSpace(this.ctx, request.space) : undefined)) : undefined;
+      const prepared = await runtime.prepare({ ...turnRequest, agentId });
       reservation.bind(prepared.sessionId);
       return {
         runtime,
@@ -68,25 +95,74 @@ export class ChatEngine {
     }
   }
 
+  /**
+   * `delivery: "steer"`: hands the text to the session's running turn when its program
+   * takes it; the prompt's stream then follows that turn from here to its end. Undefined
+   * when it cannot (nothing running, no steer in this program): the prompt is queued.
+   */
+  private async steer(request: EnginePrompt): Promise<{ stream_id: string; session_id: string } | undefined> {
+    const sessionId = request.sessionId;
+    if (request.delivery !== 'steer' || sessionId === undefined) return undefined;
+    for (const pending of this.bySession.get(sessionId) ?? []) {
+      if (!pending.prepared.steer || !pending.run || pending.run.terminal) continue;
+      const attachments = await resolveAttachments(this.ctx, request.attachments, pending.runtime);
+      const from = pending.run.lastId;
+      if (await pending.prepared.steer({ text: request.text, ...(attachments ? { attachments } : {}) })) {
+        return { stream_id: this.registry.join(pending.run, from), session_id: sessionId };
+      }
+    }
+    return undefined;
+  }
+
   /** Runs an admitted turn now; `onFrame` sees every frame as it is made. */
-  start(pending: PendingTurn, onFrame?: (frame: TurnFrame) => void): TurnRun {
+  start(pending: PendingTurn, onFrame?: (frame: TurnFrame) => void, streamId: string | null = null): TurnRun {
+    const identity = { streamId, sessionId: pending.prepared.sessionId, agentName: pending.runtime.name };
+    let announced = false;
     const run: TurnRun = new TurnRun({
       onFrame: (frame) => {
-        if (frame === run.terminal) pending.reservation.finishing(run.ended);
+        if (frame.event === 'session-created') identity.sessionId = run.sessionId;
+        if (frame === run.terminal) {
+          pending.reservation.finishing(run.ended);
+          if (announced) turnEnded(this.ctx.events, identity, frame);
+        }
         onFrame?.(frame);
       },
       prepared: pending.prepared,
       heartbeatMs: pending.runtime.heartbeatMs,
       replayBytes: this.ctx.config.chat.replayBytes,
       log: this.ctx.log,
+      beforeTerminal: (sessionId) => (sessionId && announced ? this.ctx.sessions.settle(sessionId) : Promise.resolve()),
       onEnd: () => {
         pending.reservation.release();
         this.running.delete(run);
+        this.untrack(pending);
       },
+    });
+    pending.run = run;
+    this.track(pending);
+    void (pending.started ?? Promise.resolve()).then(() => {
+      if (run.terminal) return;
+      announced = true;
+      turnStarted(this.ctx.events, identity);
     });
     this.running.add(run);
     run.start();
     return run;
+  }
+
+  private track(pending: PendingTurn): void {
+    const id = pending.prepared.sessionId;
+    if (id === null) return;
+    const set = this.bySession.get(id) ?? new Set();
+    set.add(pending);
+    this.bySession.set(id, set);
+  }
+
+  private untrack(pending: PendingTurn): void {
+    const id = pending.prepared.sessionId;
+    const set = id === null ? undefined : this.bySession.get(id);
+    set?.delete(pending);
+    if (id !== null && set?.size === 0) this.bySession.delete(id);
   }
 
   /** GET /api/chat/stream/{stream_id}. */
@@ -98,8 +174,13 @@ export class ChatEngine {
       void stream.send({ event: 'error', data: { error_message: 'Stream not found' } }).then(() => stream.close());
       return;
     }
+    if (taken.kind === 'joined') {
+      const stream = this.ctx.streams.start(res, { heartbeatMs: taken.run.heartbeatMs });
+      void follow(stream, taken.run, taken.from, namedFrame, () => reconnect(stream, taken.run, reconnectWaitMs));
+      return;
+    }
     if (taken.kind === 'first') {
-      const run = this.start(taken.pending);
+      const run = this.start(taken.pending, undefined, streamId);
       this.registry.started(streamId, run);
       const stream = this.ctx.streams.start(res, { heartbeatMs: run.heartbeatMs });
       void follow(stream, run, 0, namedFrame, () => reconnect(stream, run, reconnectWaitMs));

@@ -3,9 +3,10 @@ import { Router } from 'express';
 import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import { follow, type FrameShape } from './delivery.js';
-import type { ChatEngine, PendingTurn } from './engine.js';
+import type { ChatEngine, EnginePrompt, PendingTurn } from './engine.js';
 import { LegacyStore } from './legacy-store.js';
-import { isFolderName, objectBody, optionalString, parseSkill, type PromptRequest } from './request.js';
+import { parsePromptExtras } from './prompt-extras.js';
+import { isFolderName, objectBody, optionalString, parseSkill } from './request.js';
 import type { TurnFrame, TurnRun } from './turn-run.js';
 
 /**
@@ -74,7 +75,8 @@ async function startLegacyTurn(ctx: ServiceContext, engine: ChatEngine, store: L
   const messageType = optionalString(b, 'message_type') ?? '@space';
   const skill = parseSkill(optionalString(b, 'agent_type'));
   const existing = await store.get(projectId);
-  const request: PromptRequest = {
+  const request: EnginePrompt = {
+    attachments: parsePromptExtras(b).attachments,
     text: b.question.trim(),
     sessionId: existing?.session_id,
     agentName: existing?.agent_name,

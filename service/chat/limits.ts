@@ -21,11 +21,22 @@ export class TurnLimits {
   private count = 0;
   /** Busy sessions; the value is set once the session's turn is finishing. */
   private readonly busy = new Map<string, Promise<void> | undefined>();
+  private readonly releaseListeners = new Set<() => void>();
 
   constructor(private readonly max: number) {}
 
   get size(): number {
     return this.count;
+  }
+
+  /** Whether a turn of this session holds its place (running, or finishing). */
+  isBusy(sessionId: string): boolean {
+    return this.busy.has(sessionId);
+  }
+
+  /** Told (synchronously) after any turn gave its place back: queued turns may start. */
+  onRelease(listener: () => void): void {
+    this.releaseListeners.add(listener);
   }
 
   /** Waits (up to `waitMs`) for a finishing turn of this session to be done. */
@@ -66,6 +77,7 @@ export class TurnLimits {
         released = true;
         uncount();
         if (held !== undefined) this.busy.delete(held);
+        for (const listener of this.releaseListeners) listener();
       },
     };
   }

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { ServiceContext } from '../context.js';
 import { ChatEngine } from './engine.js';
 import { legacyRoutes } from './legacy.js';
+import { parsePromptExtras } from './prompt-extras.js';
 import { parsePrompt } from './request.js';
 
 /** The spec's Chat section and the legacy chat endpoints, on one engine. */
@@ -11,7 +12,7 @@ export function chatRoutes(ctx: ServiceContext): Router {
   const router = Router();
 
   router.post('/api/chat/prompt', async (req, res) => {
-    res.json(await engine.prompt(parsePrompt(req.body)));
+    res.json(await engine.prompt({ ...parsePrompt(req.body), ...parsePromptExtras(req.body) }));
   });
 
   router.get('/api/chat/stream/:stream_id', (req, res) => {

@@ -12,9 +12,13 @@ export interface Discardable {
   discard(): void;
 }
 
-type Entry<P> = { state: 'active'; pending: P; timer: NodeJS.Timeout } | { state: 'started'; run: TurnRun; timer?: NodeJS.Timeout };
+type Entry<P> =
+  | { state: 'active'; pending: P; timer: NodeJS.Timeout }
+  | { state: 'started'; run: TurnRun; timer?: NodeJS.Timeout }
+  /** A steered prompt's stream: it follows a running turn from frame `from` on. */
+  | { state: 'joined'; run: TurnRun; from: number; timer?: NodeJS.Timeout };
 
-export type Taken<P> = { kind: 'first'; pending: P } | { kind: 'again'; run: TurnRun } | undefined;
+export type Taken<P> = { kind: 'first'; pending: P } | { kind: 'again'; run: TurnRun } | { kind: 'joined'; run: TurnRun; from: number } | undefined;
 
 export interface RegistryTimes {
   unopenedTtlMs: number;
@@ -38,11 +42,25 @@ export class StreamRegistry<P extends Discardable> {
     return streamId;
   }
 
+  /** A stream for a steered prompt: it follows `run` from after frame `from`. */
+  join(run: TurnRun, from: number): string {
+    const streamId = randomUUID();
+    this.started(streamId, run);
+    const entry = this.entries.get(streamId)!;
+    this.entries.set(streamId, { state: 'joined', run, from, ...(entry.timer ? { timer: entry.timer } : {}) });
+    return streamId;
+  }
+
   /** An open: the pending turn on the first one, the running record on later ones. */
   take(streamId: string): Taken<P> {
     const entry = this.entries.get(streamId);
     if (!entry) return undefined;
     if (entry.state === 'started') return { kind: 'again', run: entry.run };
+    if (entry.state === 'joined') {
+      // Later opens of this stream are ordinary reopens of the turn.
+      this.entries.set(streamId, { state: 'started', run: entry.run, ...(entry.timer ? { timer: entry.timer } : {}) });
+      return { kind: 'joined', run: entry.run, from: entry.from };
+    }
     clearTimeout(entry.timer);
     this.entries.delete(streamId);
     return { kind: 'first', pending: entry.pending };
@@ -54,7 +72,8 @@ export class StreamRegistry<P extends Discardable> {
     this.entries.set(streamId, entry);
     entry.timer = setTimeout(() => {
       void run.ended.then(() => {
-        if (this.entries.get(streamId) === entry) this.entries.delete(streamId);
+        const current = this.entries.get(streamId);
+        if (current && current.state !== 'active' && current.run === run) this.entries.delete(streamId);
       });
     }, this.times.recentTtlMs);
     entry.timer.unref();

@@ -23,7 +23,15 @@ export interface TurnRunOptions {
   onFrame?: ((frame: TurnFrame) => void) | undefined;
   /** Called once the runtime has finished (its process gone, its records written). */
   onEnd(): void;
+  /**
+   * Awaited (bounded) before the terminal frame is made: the session index takes in what
+   * the turn wrote, so whoever acts on `done` reads it back (read-your-writes).
+   */
+  beforeTerminal?: ((sessionId: string | null) => Promise<void>) | undefined;
 }
+
+/** How long the terminal frame waits for `beforeTerminal` at most. */
+const SETTLE_LIMIT_MS = 2000;
 
 export class TurnRun {
   readonly heartbeatMs: number;
@@ -77,15 +85,28 @@ export class TurnRun {
 
   private async pump(): Promise<void> {
     try {
-      for await (const event of this.options.prepared.run(this.controller.signal)) this.accept(event);
+      for await (const event of this.options.prepared.run(this.controller.signal)) {
+        if ((event.type === 'done' || event.type === 'error') && !this.terminal) await this.settle();
+        this.accept(event);
+      }
     } catch (err) {
       this.options.log.error({ err: String(err) }, 'runtime turn failed');
       this.accept({ type: 'error', message: (err as Error).message || 'The agent failed' });
     }
+    if (!this.terminal) await this.settle();
     if (!this.terminal) this.accept(this.aborted ? { type: 'done', finishReason: 'aborted' } : { type: 'error', message: 'The agent ended without an answer' });
     this.markEnded();
     this.options.onEnd();
     this.wake.resolve();
+  }
+
+  private async settle(): Promise<void> {
+    const hook = this.options.beforeTerminal;
+    if (!hook) return;
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_LIMIT_MS)));
+    await Promise.race([hook(this.sessionId).catch((err: unknown) => this.options.log.warn({ err: String(err) }, 'session index did not settle')), limit]);
+    clearTimeout(timer);
   }
 
   private accept(event: RuntimeEvent): void {

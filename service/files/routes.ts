@@ -20,7 +20,9 @@ export function filesRoutes(ctx: ServiceContext): Router {
 
   router.post('/api/files/upload', async (req, res) => {
     try {
-      res.json(await receiveUpload(req, { defaultDir: ctx.config.paths.uploads }));
+      const record = await receiveUpload(req, { defaultDir: ctx.config.paths.uploads });
+      ctx.uploads.remember(record.file_id, record.path);
+      res.json(record);
     } catch (err) {
       if (!(err instanceof ClientGone)) throw err;
     }

@@ -8,6 +8,7 @@ import { configRoutes } from '../config-api/routes.js';
 import { connectorRoutes } from '../connectors/routes.js';
 import type { ServiceContext } from '../context.js';
 import { diagnosticsRoutes } from '../diagnostics/routes.js';
+import { eventRoutes } from '../events/routes.js';
 import { filesRoutes } from '../files/routes.js';
 import { ftsRoutes } from '../fts/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
@@ -33,6 +34,7 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     runtimeaRoutes(ctx),
     filesRoutes(ctx),
     chatRoutes(ctx),
+    eventRoutes(ctx),
     sessionRoutes(ctx),
     ftsRoutes(ctx),
     ...connectorRoutes(ctx),

@@ -46,6 +46,33 @@ export interface TurnRequest {
   skill?: string;
   /** runtimea only; default `main`. */
   model?: string;
+  /** Files the prompt attaches, checked by the chat (service/chat/attachments.ts). */
+  attachments?: readonly Attachment[];
+}
+
+/**
+ * A file attached to a prompt: an image goes to the model as an image (where the runtime
+ * says `images`), any other file is named to the agent by path in the prompt.
+ */
+export interface Attachment {
+  /** Absolute, resolved (symlinks followed), under $HOME. */
+  path: string;
+  name: string;
+  mime: string;
+  size: number;
+  kind: 'image' | 'file';
+}
+
+/** What a runtime can take beyond text (the chat refuses the rest with 400 before anything runs). */
+export interface RuntimeInputs {
+  /** Images as model input (PNG, JPEG, GIF, WebP). */
+  images: boolean;
+}
+
+/** A follow-up handed into a running turn (`delivery: "steer"`). */
+export interface SteerInput {
+  text: string;
+  attachments?: readonly Attachment[];
 }
 
 /**
@@ -66,6 +93,12 @@ export interface PreparedTurn {
    * release whatever `prepare` holds. Optional; `run` and `discard` are never both called.
    */
   discard?(): void;
+  /**
+   * Hands a follow-up into the running turn (the program takes it at its next boundary).
+   * Resolves false when it cannot now (not started, already ending, no such capability
+   * in this program): the chat then queues it as a turn of its own. Optional.
+   */
+  steer?(input: SteerInput): Promise<boolean>;
 }
 
 export interface Runtime {
@@ -79,6 +112,8 @@ export interface Runtime {
    * stream opens (e.g. 404 `Session not found`); every later failure is an `error` event.
    */
   prepare(request: TurnRequest): Promise<PreparedTurn>;
+  /** What it takes beyond text; absent means text only (attachments are named by path). */
+  readonly inputs?: RuntimeInputs;
   /** Stops whatever the runtime keeps running (a gateway); called on shutdown. */
   close(): Promise<void>;
 }

@@ -6,6 +6,7 @@ import { LogReader, type LogVersion } from './logs.js';
 import { mergeSessions, nonBlank, PRECEDENCE, type SessionView } from './merge.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
+import { changedSessions } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
 
 export type { LogChange } from './source-files.js';
@@ -29,11 +30,14 @@ export class SessionIndex {
   private refreshScheduled = false;
   private watcher: SessionWatcher | undefined;
   private closed = false;
+  /** Changes are told once the first build is done (its sessions are not news). */
+  private live = false;
   private warming = false;
   private warmFrom = 0;
   /** Logs that changed since they were counted, by path: counted first. */
   private readonly recount = new Map<string, LogRef>();
   private readonly listeners = new Set<(changes: LogChange[]) => void>();
+  private readonly sessionListeners = new Set<(views: SessionView[]) => void>();
 
   private readonly counts: CountStore | undefined;
 
@@ -58,6 +62,7 @@ export class SessionIndex {
     this.titled = this.built.then(() => this.enqueue(() => this.rebuild()));
     void this.titled.then(() => {
       if (this.closed) return;
+      this.live = true;
       this.warmCounts();
       if (this.options.watch === false) return;
       this.watcher = watchSessions(this.roots, (paths) => this.markDirty(paths), this.log);
@@ -129,6 +134,29 @@ export class SessionIndex {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Tells `listener` which sessions a refresh changed (came, listed fields moved, log
+   * written), once the new view is in place: a listing asked for after the call sees it.
+   */
+  onSessionsChange(listener: (views: SessionView[]) => void): () => void {
+    this.sessionListeners.add(listener);
+    return () => this.sessionListeners.delete(listener);
+  }
+
+  /**
+   * Re-reads a session's files now, without waiting for the watcher: its index entries and
+   * log, or (a session the index does not know yet) every root. The chat engine calls it
+   * before a turn's last event, so what the client asks next includes the turn.
+   */
+  async settle(sessionId: string): Promise<void> {
+    await this.current();
+    const view = this.byId.get(sessionId);
+    if (!view) return this.markDirty(this.rootPaths());
+    const paths = view.records.flatMap((r) => (r.indexFile ? [r.indexFile] : []));
+    if (view.log) paths.push(view.log.kind === 'sqlite' ? view.log.db : view.log.path);
+    return this.markDirty(paths);
+  }
+
   /** Re-reads these paths now (PATCH calls it for the index it wrote). */
   markDirty(paths: Iterable<string>): Promise<void> {
     for (const p of paths) this.dirty.add(p);
@@ -162,6 +190,7 @@ export class SessionIndex {
   private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<void> {
     if (this.closed) return;
     const changes: LogChange[] = [];
+    const before = this.byId;
     let structural = false;
     await eachLimited(paths, IO_CONCURRENCY, async (p) => {
       if (await this.files.apply(p, changes)) structural = true;
@@ -180,6 +209,18 @@ export class SessionIndex {
       for (const change of changes) if (change.ref) this.recount.set(change.path, change.ref);
       if (structural || changes.some((c) => !c.ref)) this.warmFrom = 0;
       this.warmCounts();
+    }
+    if (this.live && (structural || changes.length > 0) && this.sessionListeners.size > 0) this.tellSessions(changedSessions(before, this.views, changes));
+  }
+
+  private tellSessions(views: SessionView[]): void {
+    if (views.length === 0) return;
+    for (const listener of this.sessionListeners) {
+      try {
+        listener(views);
+      } catch (err) {
+        this.log.warn({ err: String(err) }, 'session change listener failed');
+      }
     }
   }
 

@@ -39,6 +39,8 @@ export interface Message {
   tool_call: ToolCall | null;
   tool_result: ToolResult | null;
   timestamp: string;
+  /** A user message's attachments as the service recorded them (never their bytes). */
+  attachments?: Array<{ name: string; path: string; mime: string }>;
 }
 
 /** Tokens of one model call or one turn, never a running total. */

@@ -27,6 +27,8 @@ export const CLIB_DEFAULT_AGENT = 'default';
 
 export class ClibRuntime implements Runtime {
   readonly name = 'clib' as const;
+  /** Images go to codex as `localImage` input items (the model gets them as images). */
+  readonly inputs = { images: true };
   readonly heartbeatMs: number;
   readonly store: CliSessionStore;
 
@@ -41,9 +43,11 @@ export class ClibRuntime implements Runtime {
 
   async prepare(request: TurnRequest): Promise<PreparedTurn> {
     const plan = request.sessionId ? await this.resumePlan(request, request.sessionId) : await this.newPlan(request);
+    let turn: ClibTurn | undefined;
     return {
       sessionId: plan.sessionId,
-      run: (signal) => this.run(plan, signal),
+      run: (signal) => this.run(plan, signal, (t) => (turn = t)),
+      steer: (input) => (turn ? turn.steer(input) : Promise.resolve(false)),
     };
   }
 
@@ -51,10 +55,14 @@ export class ClibRuntime implements Runtime {
     // Every turn's child is stopped by its own turn (and by the supervisor on shutdown).
   }
 
-  private run(plan: TurnPlan, signal: AbortSignal): AsyncIterable<RuntimeEvent> {
+  private run(plan: TurnPlan, signal: AbortSignal, started: (turn: ClibTurn) => void): AsyncIterable<RuntimeEvent> {
     const queue = new EventQueue<RuntimeEvent>();
     void this.deps().then(
-      (deps) => new ClibTurn(deps, plan, queue, signal).run(),
+      (deps) => {
+        const turn = new ClibTurn(deps, plan, queue, signal);
+        started(turn);
+        return turn.run();
+      },
       (err: unknown) => {
         queue.push({ type: 'error', message: `Codex could not be prepared: ${err instanceof Error ? err.message : String(err)}` });
         queue.end();
@@ -81,10 +89,10 @@ export class ClibRuntime implements Runtime {
     return { sessionId, agentId: found.agentId, isNew: false, cwd, ...(threadId ? { threadId } : {}), ...this.prompt(request) };
   }
 
-  private prompt(request: TurnRequest): Pick<TurnPlan, 'text' | 'prompt' | 'title'> {
+  private prompt(request: TurnRequest): Pick<TurnPlan, 'text' | 'prompt' | 'title' | 'attachments'> {
     const prompt = request.skill ? `$${request.skill} ${request.text}` : request.text;
     const title = titleFromPrompt(request.text);
-    return { text: request.text, prompt, title };
+    return { text: request.text, prompt, title, ...(request.attachments ? { attachments: request.attachments } : {}) };
   }
 
   private async deps() {

@@ -9,7 +9,7 @@ import type { ThreadEvent } from './thread-events.js';
  * ThreadEvents in exec's shape, every line with an ISO 8601 `timestamp`, appended in arrival
  * order without holding the turn up.
  */
-export type TranscriptLine = ThreadEvent | { type: 'user.message'; text: string };
+export type TranscriptLine = ThreadEvent | { type: 'user.message'; text: string; attachments?: Array<{ name: string; path: string; mime: string }> };
 
 export class TranscriptWriter {
   private readonly appender: LineAppender;

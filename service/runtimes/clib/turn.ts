@@ -3,12 +3,13 @@ import type { OwnedProcess, Supervisor } from '../../process/supervisor.js';
 import type { CliSessionStore } from '../cli-session-store.js';
 import type { EventQueue } from '../event-queue.js';
 import { recordProjectSession } from '../project-sessions.js';
-import type { RuntimeEvent } from '../runtime.js';
+import { attachmentRecords, withFileNames } from '../attachments.js';
+import type { Attachment, RuntimeEvent, SteerInput } from '../runtime.js';
 import { AppServerMapper, type Mapped, type Notification } from './app-server-map.js';
 import { crashError, missingBinaryError, readableCodexError, unknownThreadError } from './errors.js';
 import { AppServerRpc, ProcessExited, RpcError } from './rpc.js';
 import { ThreadEventParser } from './thread-events.js';
-import { TranscriptWriter } from './transcript.js';
+import { TranscriptWriter, type TranscriptLine } from './transcript.js';
 
 /**
  * One clib turn: a `codex app-server` child for the length of the turn (initialize, start or
@@ -33,6 +34,7 @@ export interface TurnPlan {
   prompt: string;
   title: string;
   model?: string;
+  attachments?: readonly Attachment[];
 }
 
 export interface TurnDeps {
@@ -98,7 +100,7 @@ export class ClibTurn {
     const { plan } = this;
     if (plan.isNew) this.out.push({ type: 'session', sessionId: plan.sessionId });
     await this.deps.store.upsert(plan.agentId, plan.sessionId, { updatedAt: Date.now(), directory: plan.cwd, ...(plan.isNew ? { title: plan.title, agent_name: 'clib' } : {}) });
-    this.transcript.write({ type: 'user.message', text: plan.text });
+    this.transcript.write(userMessage(plan.text, plan.attachments));
     if (this.signal.aborted) throw new Aborted();
     const rpc = await this.start();
     if (!rpc) return;
@@ -106,7 +108,7 @@ export class ClibTurn {
     rpc.notify('initialized');
     const thread = await this.openThread(rpc);
     if (!thread) return;
-    const input = [{ type: 'text', text: plan.prompt, text_elements: [] }];
+    const input = userInput(plan.prompt, plan.attachments);
     await this.until(rpc.request('turn/start', { threadId: thread, input }));
     const crash = this.crashed(rpc);
     crash.catch(() => undefined);
@@ -185,6 +187,23 @@ export class ClibTurn {
     });
   }
 
+  /**
+   * `turn/steer`: codex adds the input to the running turn (the model gets it with its next
+   * request). False when there is no turn to steer (not started yet, over) or codex refused.
+   */
+  async steer(input: SteerInput): Promise<boolean> {
+    const turnId = this.mapper?.currentTurnId;
+    if (!this.rpc || !this.mapper || !turnId || this.terminal || this.signal.aborted) return false;
+    try {
+      await this.rpc.request('turn/steer', { threadId: this.mapper.threadId, expectedTurnId: turnId, input: userInput(input.text, input.attachments) });
+    } catch (err) {
+      this.deps.log.info({ err: String(err), sessionId: this.plan.sessionId }, 'clib: codex did not take the steer; it is queued');
+      return false;
+    }
+    this.transcript.write(userMessage(input.text, input.attachments));
+    return true;
+  }
+
   private async interrupt(): Promise<void> {
     const turnId = this.mapper?.currentTurnId;
     if (this.rpc && this.mapper && turnId) {
@@ -226,4 +245,15 @@ export class ClibTurn {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** app-server `UserInput` items: the text (naming non-image files by path), then each image. */
+function userInput(text: string, attachments: readonly Attachment[] | undefined): unknown[] {
+  const images = (attachments ?? []).filter((a) => a.kind === 'image').map((a) => ({ type: 'localImage', path: a.path }));
+  return [{ type: 'text', text: withFileNames(text, attachments), text_elements: [] }, ...images];
+}
+
+function userMessage(text: string, attachments: readonly Attachment[] | undefined): TranscriptLine {
+  const records = attachmentRecords(attachments);
+  return { type: 'user.message', text, ...(records ? { attachments: records } : {}) };
 }

@@ -18,7 +18,7 @@ export function normalizeClib(record: unknown, ctx: LineContext): LogEntry[] {
   const time = isoTime(record.timestamp);
   switch (record.type) {
     case 'user.message':
-      return [messageEntry(ctx, positionId(ctx), 'user', time, { text: str(record.text) ?? '' })];
+      return [messageEntry(ctx, positionId(ctx), 'user', time, { text: str(record.text) ?? '', attachments: attachmentsOf(record.attachments) })];
     case 'item.completed':
       return isObject(record.item) ? item(record.item, time, ctx) : [];
     case 'turn.failed': {
@@ -113,4 +113,10 @@ function peekItem(line: Buffer): Role[] | undefined {
   if (TOOL_ITEMS.has(type)) return ['tool'];
   if (SILENT_ITEMS.has(type)) return [];
   return undefined;
+}
+
+/** The service's record of a user message's attachments: name, path and type, nothing else. */
+function attachmentsOf(value: unknown): Array<{ name: string; path: string; mime: string }> | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value.flatMap((a) => (isObject(a) && typeof a.name === 'string' && typeof a.path === 'string' && typeof a.mime === 'string' ? [{ name: a.name, path: a.path, mime: a.mime }] : []));
 }

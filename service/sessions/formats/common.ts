@@ -79,7 +79,7 @@ export function messageEntry(
   id: string,
   role: Role,
   timestamp: string | undefined,
-  fields: { text?: string; tool_call?: ToolCall; tool_result?: ToolResult },
+  fields: { text?: string; tool_call?: ToolCall; tool_result?: ToolResult; attachments?: Message['attachments'] },
 ): LogEntry {
   const message: Message = {
     id,
@@ -88,6 +88,7 @@ export function messageEntry(
     tool_call: fields.tool_call ? { ...fields.tool_call, input: capDeep(fields.tool_call.input) } : null,
     tool_result: fields.tool_result ? { ...fields.tool_result, output: capDeep(fields.tool_result.output) } : null,
     timestamp: timestamp ?? ctx.fallbackTime,
+    ...(fields.attachments && fields.attachments.length > 0 ? { attachments: fields.attachments } : {}),
   };
   return { kind: 'message', position: ctx.position, message };
 }

@@ -1,0 +1,150 @@
+import { HttpError } from '../errors.js';
+import type { PreparedTurn, RuntimeEvent } from '../runtimes/runtime.js';
+import type { Reservation, TurnLimits } from './limits.js';
+
+/**
+ * Follow-ups: a prompt for a session whose turn is running (or that already has prompts
+ * waiting) is accepted and waits in that session's queue, in order. Its turn starts once
+ * its stream is open, it is first in line and the session's previous turn has ended (its
+ * program gone, its records written), so a session still never runs two turns at once.
+ * Aborting a waiting prompt (or never opening its stream) takes it out: nothing starts.
+ */
+export interface QueuedTurn {
+  /** Stands for the turn until it can start; its `run` waits for its place first. */
+  prepared: PreparedTurn;
+  /** Forwards to the session's reservation once the turn has it. */
+  reservation: Reservation;
+  /** Resolves when the turn starts (never, when it is taken out before). */
+  started: Promise<void>;
+  discard(): void;
+}
+
+interface Ticket {
+  sessionId: string;
+  opened: boolean;
+  go?: (reservation: Reservation) => void;
+  gone: boolean;
+}
+
+export class FollowUpQueue {
+  private readonly queues = new Map<string, Ticket[]>();
+
+  constructor(
+    private readonly limits: TurnLimits,
+    private readonly maxPerSession: number,
+  ) {
+    limits.onRelease(() => {
+      for (const sessionId of [...this.queues.keys()]) this.advance(sessionId);
+    });
+  }
+
+  /** Whether a prompt for this session must wait: its turn is running, or others wait already. */
+  mustWait(sessionId: string): boolean {
+    return this.limits.isBusy(sessionId) || (this.queues.get(sessionId)?.length ?? 0) > 0;
+  }
+
+  /** Prompts waiting in this session, for `queued {position}`. */
+  waiting(sessionId: string): number {
+    return this.queues.get(sessionId)?.length ?? 0;
+  }
+
+  /**
+   * Puts a prompt in its session's line (429 past the bound). `prepare` is the runtime's,
+   * called only when the turn's place comes (a resume then sees the previous turn's records).
+   */
+  enqueue(sessionId: string, prepare: () => Promise<PreparedTurn>): QueuedTurn {
+    const queue = this.queues.get(sessionId) ?? [];
+    if (queue.length >= this.maxPerSession) throw new HttpError(429, `Too many prompts waiting in this session (at most ${this.maxPerSession}); wait for one to start or abort one`);
+    const ticket: Ticket = { sessionId, opened: false, gone: false };
+    queue.push(ticket);
+    this.queues.set(sessionId, queue);
+    let real: Reservation | undefined;
+    let released = false;
+    let markStarted!: () => void;
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
+    let inner: PreparedTurn | undefined;
+    const takeOut = (): void => {
+      if (!ticket.gone) this.remove(ticket);
+    };
+    const reservation: Reservation = {
+      bind: () => undefined,
+      finishing: (ended) => real?.finishing(ended),
+      release: () => {
+        if (released) return;
+        released = true;
+        takeOut();
+        real?.release();
+      },
+    };
+    const waitForPlace = (signal: AbortSignal): Promise<Reservation | undefined> =>
+      new Promise((resolve) => {
+        if (signal.aborted) return resolve(undefined);
+        const onAbort = (): void => {
+          takeOut();
+          resolve(undefined);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        ticket.go = (r) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(r);
+        };
+        ticket.opened = true;
+        this.advance(sessionId);
+      });
+    const prepared: PreparedTurn = {
+      sessionId,
+      async *run(signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+        const place = await waitForPlace(signal);
+        if (!place) {
+          yield { type: 'done', finishReason: 'aborted' };
+          return;
+        }
+        real = place;
+        if (released) real.release();
+        markStarted();
+        try {
+          inner = await prepare();
+        } catch (err) {
+          yield { type: 'error', message: (err as Error).message || 'The turn could not be prepared' };
+          return;
+        }
+        if (signal.aborted) {
+          inner.discard?.();
+          yield { type: 'done', finishReason: 'aborted' };
+          return;
+        }
+        yield* inner.run(signal);
+      },
+      discard: takeOut,
+      steer: (input) => (inner?.steer ? inner.steer(input) : Promise.resolve(false)),
+    };
+    return { prepared, reservation, started, discard: () => reservation.release() };
+  }
+
+  /** Starts the first waiting turn of a session when it is open and the session is free. */
+  private advance(sessionId: string): void {
+    const queue = this.queues.get(sessionId);
+    const head = queue?.[0];
+    if (!head || !head.opened || !head.go || this.limits.isBusy(sessionId)) return;
+    let reservation: Reservation;
+    try {
+      reservation = this.limits.reserve(sessionId);
+    } catch {
+      return; // the service is at its turn limit: tried again when any turn ends
+    }
+    queue!.shift();
+    if (queue!.length === 0) this.queues.delete(sessionId);
+    head.gone = true;
+    head.go(reservation);
+  }
+
+  private remove(ticket: Ticket): void {
+    ticket.gone = true;
+    const queue = this.queues.get(ticket.sessionId);
+    if (!queue) return;
+    const at = queue.indexOf(ticket);
+    if (at !== -1) queue.splice(at, 1);
+    if (queue.length === 0) this.queues.delete(ticket.sessionId);
+    else this.advance(ticket.sessionId);
+  }
+}

@@ -1,0 +1,27 @@
+import type { EventHub } from '../events/hub.js';
+import type { TurnFrame } from './turn-run.js';
+
+/**
+ * turn-started and turn-ended on the event channel. `state`: `running` when a turn starts;
+ * at its end `done` (finish_reason `stop` or `aborted`) or `error` (finish_reason null).
+ */
+export interface TurnIdentity {
+  streamId: string | null;
+  sessionId: string | null;
+  agentName: string;
+}
+
+export function turnStarted(hub: EventHub, turn: TurnIdentity): void {
+  hub.publish('turn-started', { stream_id: turn.streamId, session_id: turn.sessionId, agent_name: turn.agentName, state: 'running', finish_reason: null });
+}
+
+export function turnEnded(hub: EventHub, turn: TurnIdentity, terminal: TurnFrame): void {
+  const error = terminal.event === 'agent-error';
+  hub.publish('turn-ended', {
+    stream_id: turn.streamId,
+    session_id: turn.sessionId,
+    agent_name: turn.agentName,
+    state: error ? 'error' : 'done',
+    finish_reason: error ? null : (terminal.data.finish_reason ?? 'stop'),
+  });
+}
