@@ -226,12 +226,18 @@ describe('prompt input (#34, #35, #56, #57, #66)', () => {
     expect(traversal.status).toBe(404);
   });
 
-  it('#66 a second prompt on a busy session is 409; prompts beyond the cap are 429', async () => {
+  it('#66 a second prompt on a busy session is queued (issue 24), never run alongside; past the queue bound it is 429', async () => {
     const first = await svc.open('slow 30');
     await first.sse.waitFor((e) => e.event === 'session-created');
     const again = await svc.prompt('again', { session_id: first.sessionId });
-    expect(again.status).toBe(409);
-    expectClearRefusal(again);
+    expect(again.status).toBe(200);
+    const queued = [again];
+    for (let i = 0; i < 4; i++) queued.push(await svc.prompt(`again ${i}`, { session_id: first.sessionId }));
+    expect(queued.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const over = await svc.prompt('one too many', { session_id: first.sessionId });
+    expect(over.status).toBe(429);
+    expectClearRefusal(over);
+    for (const r of queued) await svc.post('/api/chat/abort', { stream_id: r.json().stream_id });
     await svc.post('/api/chat/abort', { stream_id: first.streamId });
     await first.sse.ended;
   });

@@ -65,12 +65,15 @@ describe('abort, disconnect, failures', () => {
     sse.close();
     await sleep(300);
     expect(livePidsInGroup(pid).length).toBeGreaterThan(0); // still running
-    // A second prompt on the session waits for it rather than running alongside.
+    // A second prompt on the session waits for it (queued) rather than running alongside.
+    const runsBefore = chat.runs().length;
     const res = await chat.prompt({ text: 'after', session_id, agent_name: 'clia_code' });
-    expect(res.status).toBe(409);
+    expect(res.status).toBe(200);
+    const next = await chat.stream(res.json().stream_id);
     await expect.poll(() => livePidsInGroup(pid), { timeout: 5000 }).toEqual([]);
-    const next = await chat.turn({ text: 'after', session_id, agent_name: 'clia_code' });
-    expect(next.sse.named().at(-1)!.event).toBe('done');
+    await next.ended;
+    expect(next.named().at(-1)!.event).toBe('done');
+    expect(chat.runs().length).toBe(runsBefore + 1);
   });
 
   it('a background process left holding stdout does not keep the turn open; it is stopped with the group', async () => {
@@ -82,14 +85,20 @@ describe('abort, disconnect, failures', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
-  it('one turn at a time per session: 409 while one runs', async () => {
+  it('one turn at a time per session: a prompt while one runs is queued and starts after it ends', async () => {
     const { stream_id, session_id } = (await chat.prompt({ text: 'slow please', agent_name: 'clia_code' })).json();
     const res = await chat.prompt({ text: 'me too', session_id, agent_name: 'clia_code' });
-    expect(res.status).toBe(409);
-    expect(res.json().detail).toMatch(/already running in this session/);
-    const sse = await chat.stream(stream_id);
-    await sse.ended;
-    expect((await chat.prompt({ text: 'now', session_id, agent_name: 'clia_code' })).status).toBe(200);
+    expect(res.status).toBe(200);
+    const first = await chat.stream(stream_id);
+    const second = await chat.stream(res.json().stream_id);
+    await first.waitFor((e) => e.event === 'text-delta');
+    const runs = chat.runs().length;
+    await first.ended;
+    await second.ended;
+    expect(second.named().at(-1)!.event).toBe('done');
+    // Its process started only after the first one's turn had ended.
+    expect(chat.runs().length).toBe(runs + 1);
+    expect(first.named().at(-1)!.event).toBe('done');
   });
 
   it('an is_error result ends in agent-error with the CLI message, and the stream closes', async () => {

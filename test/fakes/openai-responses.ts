@@ -25,6 +25,10 @@ export interface RecordedRequest {
   authorization: string | undefined;
   threadId: string | undefined;
   userText: string;
+  /** Every user message's text in the request's input, in order (a steered turn's request has the steer too). */
+  userTexts: string[];
+  /** The image inputs of the request's user messages (`input_image` parts): their URL's first 64 characters. */
+  images: string[];
   hasToolOutput: boolean;
   /** The input_tokens this fake reported for the request (body length / 4). */
   inputTokens: number;
@@ -58,6 +62,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, raw: string, op
     authorization: req.headers.authorization,
     threadId: header(req, 'thread-id'),
     userText: lastUserText(input),
+    userTexts: userTexts(input),
+    images: imagesOf(input),
     hasToolOutput: input.some((i) => i.type === 'function_call_output'),
     inputTokens: Math.ceil(raw.length / 4),
   };
@@ -82,7 +88,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, raw: string, op
 interface InputItem {
   type?: string;
   role?: string;
-  content?: Array<{ type?: string; text?: string }> | string;
+  content?: Array<{ type?: string; text?: string; image_url?: string }> | string;
   output?: unknown;
 }
 
@@ -95,6 +101,17 @@ function lastUserText(input: InputItem[]): string {
     return text;
   }
   return '';
+}
+
+function userTexts(input: InputItem[]): string[] {
+  return input
+    .filter((i) => i.type === 'message' && i.role === 'user' && Array.isArray(i.content))
+    .map((i) => (i.content as Array<{ text?: string }>).map((c) => c.text ?? '').join(''))
+    .filter((t) => !/^<(environment_context|skill|turn_aborted)/.test(t));
+}
+
+function imagesOf(input: InputItem[]): string[] {
+  return input.flatMap((i) => (i.type === 'message' && i.role === 'user' && Array.isArray(i.content) ? i.content.filter((c) => c.type === 'input_image').map((c) => String(c.image_url ?? '').slice(0, 64)) : []));
 }
 
 function lastToolOutput(input: InputItem[]): string {
