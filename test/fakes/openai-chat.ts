@@ -13,7 +13,7 @@ import { serveOnLoopback } from './loopback-server.js';
  */
 export interface FakeChat {
   url: string;
-  requests: Array<{ text: string; toolResult: boolean; authorization: string | undefined }>;
+  requests: Array<{ text: string; toolResult: boolean; authorization: string | undefined; /** Every user message's content, as sent. */ users: unknown[] }>;
   close(): Promise<void>;
 }
 
@@ -27,7 +27,7 @@ export async function startFakeChat(options: { gapMs?: number } = {}): Promise<F
     }
     const body = JSON.parse(raw) as { model?: string; messages?: Message[] };
     const { text, toolResult } = lastTurn(body.messages ?? []);
-    requests.push({ text, toolResult: toolResult !== undefined, authorization: req.headers.authorization });
+    requests.push({ text, toolResult: toolResult !== undefined, authorization: req.headers.authorization, users: (body.messages ?? []).filter((m) => m.role === 'user').map((m) => m.content) });
     if (text.includes('FAIL_500')) {
       res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"message":"The fake provider failed on purpose.","type":"server_error"}}');
       return;

@@ -25,6 +25,8 @@ const AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export class RuntimeaRuntime implements Runtime {
   readonly name = 'runtimea' as const;
+  /** Images go to the gateway as `image_url` data URLs (its chat endpoint's image input). */
+  readonly inputs = { images: true };
   readonly heartbeatMs: number;
   readonly store: GatewaySessionStore;
 
@@ -75,6 +77,7 @@ export class RuntimeaRuntime implements Runtime {
       text: request.text,
       ...(request.agentId ? { projectId: request.agentId } : {}),
       title: titleFromPrompt(request.text),
+      ...(request.attachments ? { attachments: request.attachments } : {}),
     };
   }
 

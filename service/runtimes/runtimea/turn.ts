@@ -4,7 +4,9 @@ import path from 'node:path';
 import type { Logger } from '../../log.js';
 import { EventQueue } from '../event-queue.js';
 import { recordProjectSession } from '../project-sessions.js';
-import type { RuntimeEvent, TurnUsage } from '../runtime.js';
+import { readFile } from 'node:fs/promises';
+import { withFileNames } from '../attachments.js';
+import type { Attachment, RuntimeEvent, TurnUsage } from '../runtime.js';
 import { parseChatData, refusalMessage, SseDataSplitter } from './chat-sse.js';
 import type { GatewayEndpoint } from './gateway.js';
 import type { GatewaySessionStore } from './session-store.js';
@@ -34,6 +36,7 @@ export interface RuntimeaPlan {
   /** Project folder under the projects root that gets the transcript copy. */
   projectId?: string;
   title: string;
+  attachments?: readonly Attachment[];
 }
 
 export interface RuntimeaDeps {
@@ -115,13 +118,19 @@ export class RuntimeaTurn {
     }
     if (this.aborted) return { type: 'done', finishReason: 'aborted' };
     let response: IncomingMessage;
+    let content: unknown;
     try {
-      response = await this.post(endpoint);
+      content = await userContent(this.plan.text, this.plan.attachments);
+    } catch (err) {
+      return { type: 'error', message: `An attachment could not be read: ${(err as Error).message}` };
+    }
+    try {
+      response = await this.post(endpoint, content);
     } catch (err) {
       // A gateway that just crashed may still look running for a moment: ask again once.
       if (this.aborted || !['ECONNREFUSED', 'ECONNRESET'].includes((err as { code?: string }).code ?? '')) throw err;
       await new Promise((r) => setTimeout(r, RETRY_AFTER_MS));
-      response = await this.post(await this.deps.endpoint());
+      response = await this.post(await this.deps.endpoint(), content);
     }
     if (!this.resolved) void this.pollRow();
     if (response.statusCode !== 200) return { type: 'error', message: refusalMessage(response.statusCode ?? 0, await readBody(response)) };
@@ -133,12 +142,12 @@ export class RuntimeaTurn {
     return { type: 'done', finishReason: 'stop' };
   }
 
-  private post(endpoint: GatewayEndpoint): Promise<IncomingMessage> {
+  private post(endpoint: GatewayEndpoint, content: unknown): Promise<IncomingMessage> {
     const body = JSON.stringify({
       model: `openclaw/${this.plan.agent}`,
       stream: true,
       stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: this.plan.text }],
+      messages: [{ role: 'user', content }],
     });
     const url = new URL('/v1/chat/completions', endpoint.url);
     const headers: Record<string, string> = {
@@ -242,4 +251,18 @@ async function readBody(response: IncomingMessage): Promise<string> {
   response.setEncoding('utf8');
   for await (const chunk of response as AsyncIterable<string>) if (text.length < 64 * 1024) text += chunk;
   return text;
+}
+
+/**
+ * The user message's content: the text (naming non-image files by path), or with images the
+ * chat endpoint's parts, each image an `image_url` data URL (the gateway takes data URLs;
+ * remote URLs are off by default).
+ */
+async function userContent(text: string, attachments: readonly Attachment[] | undefined): Promise<unknown> {
+  const prompt = withFileNames(text, attachments);
+  const images = (attachments ?? []).filter((a) => a.kind === 'image');
+  if (images.length === 0) return prompt;
+  const parts: unknown[] = [{ type: 'text', text: prompt }];
+  for (const image of images) parts.push({ type: 'image_url', image_url: { url: `data:${image.mime};base64,${(await readFile(image.path)).toString('base64')}` } });
+  return parts;
 }

@@ -1,0 +1,74 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runtimeaGateway } from '../../service/runtimes/runtimea/instance.js';
+import { startFakeChat, type FakeChat } from '../fakes/openai-chat.js';
+import { openclawConfig } from '../fakes/openclaw-config.js';
+import { realProgram } from '../helpers/programs.js';
+import { startService, type TestService } from '../helpers/service.js';
+import { openSse, type SseEvent } from '../helpers/sse.js';
+
+/**
+ * Attachments and follow-ups on the real OpenClaw gateway (loopback namespace only), through
+ * HTTP: an image reaches the provider double as an `image_url` part of the user message; a
+ * text file is named by path; a prompt for a busy session is queued (runtimea does not
+ * steer: docs/chat.md) and runs after the running turn.
+ */
+const openclaw = realProgram('openclaw');
+const node24 = realProgram('node24');
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+
+describe.skipIf(!openclaw)('runtimea: attachments and follow-ups on the real gateway', () => {
+  let svc: TestService;
+  let fake: FakeChat;
+
+  beforeAll(async () => {
+    fake = await startFakeChat();
+    svc = await startService({ env: { SPACE_RUNTIMEA_BIN: openclaw!, SPACE_RUNTIMEA_NODE: node24!, SPACE_RUNTIMEA_PORT: '0' } });
+    const state = path.join(svc.home, '.runtimea');
+    await mkdir(state, { recursive: true });
+    const config = openclawConfig(fake.url, state) as { models: { providers: { fake: { models: Array<{ input: string[] }> } } } };
+    // A model that takes images (OpenClaw drops image parts for a text-only model).
+    config.models.providers.fake.models[0]!.input = ['text', 'image'];
+    await writeFile(path.join(state, 'openclaw.json'), JSON.stringify(config, null, 2));
+    await writeFile(path.join(state, '.env'), 'PROVB_API_KEY=sk-provb-real-openclaw\n');
+    await mkdir(path.join(svc.home, 'pics'), { recursive: true });
+    await writeFile(path.join(svc.home, 'pics', 'shot.png'), PNG);
+    await writeFile(path.join(svc.home, 'pics', 'notes.txt'), 'notes\n');
+    await runtimeaGateway(svc.service.ctx).ensure();
+  }, 180_000);
+  afterAll(async () => {
+    await svc?.close();
+    await fake?.close();
+  }, 30_000);
+
+  async function turn(body: Record<string, unknown>) {
+    const res = await svc.post('/api/chat/prompt', { agent_name: 'runtimea', ...body });
+    expect(res.status).toBe(200);
+    return { ...res.json(), sse: await openSse(svc.port, `/api/chat/stream/${res.json().stream_id}`) };
+  }
+
+  it('an image is an image_url data URL in the user message; a text file is named by path', async () => {
+    const { sse } = await turn({ text: 'what is this', attachments: [{ path: path.join(svc.home, 'pics', 'shot.png') }, { path: path.join(svc.home, 'pics', 'notes.txt') }] });
+    await sse.ended;
+    expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
+    const user = fake.requests.at(-1)!.users.find((u) => Array.isArray(u)) as Array<{ type: string; text?: string; image_url?: { url: string } }>;
+    expect(user.find((p) => p.type === 'image_url')!.image_url!.url).toBe(`data:image/png;base64,${PNG.toString('base64')}`);
+    expect(user.find((p) => p.type === 'text')!.text).toContain(`what is this\n\nAttached files:\n- ${path.join(svc.home, 'pics', 'notes.txt')}`);
+  }, 60_000);
+
+  it('a prompt for a busy session waits for the running turn, then runs (steer falls back to the queue)', async () => {
+    const first = await turn({ text: 'hello queue' });
+    await first.sse.ended;
+    const sessionId = first.sse.named().at(-1).data.session_id as string;
+    const running = await turn({ text: 'SLOW_3S take time', session_id: sessionId });
+    const queued = await turn({ text: 'after that', session_id: sessionId, delivery: 'steer' });
+    await running.sse.ended;
+    const doneAt = fake.requests.length;
+    await queued.sse.ended;
+    expect(queued.sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop', session_id: sessionId } });
+    expect(fake.requests.slice(doneAt).map((r) => r.text)).toEqual(['after that']);
+    const text = queued.sse.events.filter((e: SseEvent) => e.event === "text-delta").map((e: SseEvent) => e.data.text).join("");
+    expect(text).toMatch(/you said "after that"/);
+  }, 90_000);
+});
