@@ -25,3 +25,12 @@ export function turnEnded(hub: EventHub, turn: TurnIdentity, terminal: TurnFrame
     finish_reason: error ? null : (terminal.data.finish_reason ?? 'stop'),
   });
 }
+
+/**
+ * `permission-needed {stream_id, session_id, request_id, title}`: a turn waits for the user's
+ * decision. The hook for approvals (issue 23): call it where a runtime's permission request
+ * becomes a pending decision; nothing calls it yet.
+ */
+export function permissionNeeded(hub: EventHub, turn: TurnIdentity, request: { requestId: string; title: string }): void {
+  hub.publish('permission-needed', { stream_id: turn.streamId, session_id: turn.sessionId, request_id: request.requestId, title: request.title });
+}

@@ -83,6 +83,7 @@ export const ROUTES: readonly Route[] = [
   json('POST', '/api/chat/abort', { stream_id: PARAMS.stream_id }),
   json('POST', '/api/chat/respond', { anything: true }),
   get('/api/chat/active'),
+  get('/api/events', { sse: true, extra: true }),
   // Legacy chat
   json('POST', '/ask_question', { project_name: 'adv-project', question: 'hello', user_id: 'u', message_type: '@space', agent_type: 'greet' }),
   json('POST', '/ask_question_streaming', { project_name: 'adv-project', question: 'hello' }, { sse: true }),

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHeadlessHost } from '../../service/host.js';
 import { send, type TestResponse } from '../helpers/service.js';
@@ -37,7 +38,28 @@ function call(route: Route, headers: Record<string, string>, to: TestService = s
     const raw = `--${boundary}\r\nContent-Disposition: form-data; name="space"\r\n\r\n${to.home}/Library/LaunchAgents\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.plist"\r\nContent-Type: text/xml\r\n\r\n<plist/>\r\n--${boundary}--\r\n`;
     return send(port, route.method, target, { raw, headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, ...headers } });
   }
+  if (route.sse) return openStream(port, target, headers);
   return send(port, route.method, target, { headers });
+}
+
+/** An SSE route: a stream that opens is closed at once (GET /api/events never ends); a refusal is read whole. */
+function openStream(port: number, target: string, headers: Record<string, string>): Promise<TestResponse> {
+  const all: Record<string, string> = { host: `127.0.0.1:${port}`, ...Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])) };
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: 'GET', path: target, headers: all, setHost: false }, (res) => {
+      const done = (text: string): void => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.from(text), text, json: () => JSON.parse(text) });
+      if (res.statusCode === 200 && String(res.headers['content-type']).startsWith('text/event-stream')) {
+        res.destroy();
+        return done('');
+      }
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done(Buffer.concat(chunks).toString('utf8')));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Host values a rebinding page or a confused client could make a browser send (#1-#4). */

@@ -68,7 +68,7 @@ describe.skipIf(!openclaw)('runtimea: attachments and follow-ups on the real gat
     await queued.sse.ended;
     expect(queued.sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop', session_id: sessionId } });
     expect(fake.requests.slice(doneAt).map((r) => r.text)).toEqual(['after that']);
-    const text = queued.sse.events.filter((e: SseEvent) => e.event === "text-delta").map((e: SseEvent) => e.data.text).join("");
+    const text = queued.sse.events.filter((e: SseEvent) => e.event === 'text-delta').map((e: SseEvent) => e.data.text).join('');
     expect(text).toMatch(/you said "after that"/);
   }, 90_000);
 });
