@@ -63,6 +63,9 @@ describe('GET /api/events', () => {
     await store.upsert('outside', 'outside-1', { title: 'Written outside', updatedAt: Date.now() });
     await store.append('outside', 'outside-1', cliaTranscript('outside-1', [{ prompt: 'Say hello', run: '01-new-text', at: new Date() }]));
     await expect.poll(async () => (await svc.get('/api/sessions/outside-1')).status, { timeout: 5000 }).toBe(200);
+    const usageOf = (res: { json(): any }): number => res.json().by_session.find((s: { session_id: string }) => s.session_id === 'outside-1')?.tokens_total ?? 0;
+    const tokensBefore = usageOf(await svc.get('/api/usage'));
+    expect(tokensBefore).toBeGreaterThan(0);
     const sse = await events();
     const lines = cliaTranscript('outside-1', [{ prompt: 'run echo hi', run: '03-resume-tool-bash', at: new Date() }]);
     const file = store.transcriptFile('outside', 'outside-1');
@@ -77,6 +80,7 @@ describe('GET /api/events', () => {
     // Read-your-writes: the listing asked for after the event includes the append.
     expect((await svc.get('/api/sessions/outside-1')).json().message_count).toBe(7);
     expect((await svc.get('/api/messages/outside-1')).json().total).toBe(7);
+    expect(usageOf(await svc.get('/api/usage'))).toBeGreaterThan(tokensBefore);
     await sse.waitFor((e) => e.event === 'usage-changed');
     expect(named(sse, 'usage-changed')[0]!.data.dates).toEqual([new Date().toISOString().slice(0, 10)]);
     sse.close();
@@ -108,6 +112,8 @@ describe('GET /api/events', () => {
   });
 
   it.skipIf(!codex)('a turn of the real codex: turn-started, session-updated, turn-ended; what done announced is listed', async () => {
+    // The usage report has its answer already; what follows must move it.
+    expect((await svc.get('/api/usage')).status).toBe(200);
     const sse = await events();
     const { stream_id, session_id } = (await svc.post('/api/chat/prompt', { text: 'Say hello', agent_name: 'clib', agent_id: 'evt' })).json();
     const chat = await openSse(svc.port, `/api/chat/stream/${stream_id}`);
@@ -116,6 +122,9 @@ describe('GET /api/events', () => {
     // Read-your-writes: right after done, the listing and the messages include the turn.
     expect((await svc.get(`/api/sessions/${session_id}`)).json()).toMatchObject({ session_id, agent_name: 'clib', title: 'Say hello', message_count: 2 });
     expect((await svc.get(`/api/messages/${session_id}`)).json().messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
+    const usage = (await svc.get('/api/usage')).json().by_session.find((s: { session_id: string }) => s.session_id === session_id);
+    expect(usage).toMatchObject({ agent_name: 'clib', messages: 2 });
+    expect(usage.tokens_total).toBeGreaterThan(0);
     const ended = await sse.waitFor((e) => e.event === 'turn-ended');
     expect(named(sse, 'turn-started')[0]!.data).toEqual({ stream_id, session_id, agent_name: 'clib', state: 'running', finish_reason: null });
     expect(ended.data).toEqual({ stream_id, session_id, agent_name: 'clib', state: 'done', finish_reason: 'stop' });
