@@ -14,7 +14,7 @@ export interface EventSources {
 }
 
 /** How often the full-text status is looked at while someone listens and it is building. */
-const FTS_POLL_MS = 1000;
+const FTS_POLL_MS = 250;
 
 export function startEventSources(hub: EventHub, sessions: SessionIndex, fts: { status(): FtsStatus }): EventSources {
   const stops = [sessionUpdates(hub, sessions), usageChanges(hub, sessions), ftsProgress(hub, fts)];
