@@ -11,6 +11,11 @@ import { watchSessions, type SessionWatcher } from './watch.js';
 
 export type { LogChange } from './source-files.js';
 
+/** How long `settle` waits for the watcher to bring a session it does not know yet. */
+const NEW_SESSION_WAIT_MS = 1000;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
  * The in-memory index of every session. Built once at start-up (one walk of the session
  * folders: directory listings, stats, index files, and the first lines of logs that need a
@@ -150,6 +155,9 @@ export class SessionIndex {
    */
   async settle(sessionId: string): Promise<void> {
     await this.current();
+    // A new session: the watcher usually brings it within its debounce; a walk of every root
+    // (a readdir and stat of every session file) is the fallback, not the rule.
+    for (let waited = 0; !this.byId.has(sessionId) && waited < NEW_SESSION_WAIT_MS && !this.closed; waited += 25) await sleep(25);
     const view = this.byId.get(sessionId);
     if (!view) return this.markDirty(this.rootPaths());
     const paths = view.records.flatMap((r) => (r.indexFile ? [r.indexFile] : []));
