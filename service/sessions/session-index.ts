@@ -6,7 +6,7 @@ import { LogReader, type LogVersion } from './logs.js';
 import { mergeSessions, nonBlank, PRECEDENCE, type SessionView } from './merge.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
-import { changedSessions } from './view-diff.js';
+import { changedSessions, viewsByLog } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
 
 export type { LogChange } from './source-files.js';
@@ -28,6 +28,8 @@ export class SessionIndex {
   private readonly files: SourceFiles;
   private views: SessionView[] = [];
   private byId = new Map<string, SessionView>();
+  /** Sessions by log file, made with the list (an append finds its session without a walk). */
+  private byLog = new Map<string, SessionView[]>();
   private queue: Promise<void> = Promise.resolve();
   private built: Promise<void> = Promise.resolve();
   private titled: Promise<void> = Promise.resolve();
@@ -218,7 +220,7 @@ export class SessionIndex {
       if (structural || changes.some((c) => !c.ref)) this.warmFrom = 0;
       this.warmCounts();
     }
-    if (this.live && (structural || changes.length > 0) && this.sessionListeners.size > 0) this.tellSessions(changedSessions(before, this.views, changes));
+    if (this.live && (structural || changes.length > 0) && this.sessionListeners.size > 0) this.tellSessions(changedSessions(before, this.views, structural, changes, this.byLog));
   }
 
   private tellSessions(views: SessionView[]): void {
@@ -252,6 +254,7 @@ export class SessionIndex {
     const views = this.merge(records);
     this.views = views;
     this.byId = new Map(views.map((v) => [v.id, v]));
+    this.byLog = viewsByLog(views);
   }
 
 

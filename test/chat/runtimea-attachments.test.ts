@@ -48,13 +48,21 @@ describe.skipIf(!openclaw)('runtimea: attachments and follow-ups on the real gat
     return { ...res.json(), sse: await openSse(svc.port, `/api/chat/stream/${res.json().stream_id}`) };
   }
 
-  it('an image is an image_url data URL in the user message; a text file is named by path', async () => {
+  it('an image is an image_url data URL in the user message; a text file is named by path; /api/events sees the gateway write the session', async () => {
+    const events = await openSse(svc.port, '/api/events');
     const { sse } = await turn({ text: 'what is this', attachments: [{ path: path.join(svc.home, 'pics', 'shot.png') }, { path: path.join(svc.home, 'pics', 'notes.txt') }] });
     await sse.ended;
     expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
     const user = fake.requests.at(-1)!.users.find((u) => Array.isArray(u)) as Array<{ type: string; text?: string; image_url?: { url: string } }>;
     expect(user.find((p) => p.type === 'image_url')!.image_url!.url).toBe(`data:image/png;base64,${PNG.toString('base64')}`);
     expect(user.find((p) => p.type === 'text')!.text).toContain(`what is this\n\nAttached files:\n- ${path.join(svc.home, 'pics', 'notes.txt')}`);
+    // The gateway's SQLite store changed: session-updated for this session (and only sessions it wrote).
+    const sessionId = sse.named().at(-1)!.data.session_id as string;
+    await events.waitFor((e) => e.event === 'session-updated' && e.data.session_id === sessionId, 10_000);
+    expect(events.named().filter((e) => e.event === 'session-updated').every((e) => e.data.session_id === sessionId)).toBe(true);
+    // Published as the done frame is made; it travels on another socket, so it is waited for.
+    expect((await events.waitFor((e) => e.event === 'turn-ended')).data).toMatchObject({ session_id: sessionId, agent_name: 'runtimea', state: 'done', finish_reason: 'stop' });
+    events.close();
   }, 60_000);
 
   it('a prompt for a busy session waits for the running turn, then runs (steer falls back to the queue)', async () => {
