@@ -80,6 +80,12 @@ describe('attachment refusals: answered at once, nothing starts', () => {
     });
   }
 
+  it('the legacy chat takes attachments under the same rules', async () => {
+    const res = await svc.post('/ask_question', { project_name: 'legacy-attach', question: 'look', attachments: [{ path: path.join(outside, 'secret.png') }] });
+    expect(res.status).toBe(403);
+    expect(res.json()).toEqual({ detail: 'Access denied' });
+  });
+
   it('an image to a runtime that cannot take images yet (clia_code) is 400', async () => {
     const res = await prompt({ text: 'look', agent_name: 'clia_code', attachments: [{ path: pic('shot.png') }] });
     expect(res.status).toBe(400);

@@ -83,8 +83,12 @@ describe.skipIf(!codex)('follow-ups on the real codex', () => {
   it('an abort of a queued prompt takes it out: nothing starts, and the next in line runs', async () => {
     const sessionId = await newSession();
     const running = (await prompt({ text: '[[slow]] keep going', session_id: sessionId })).json();
+    // SPACE_CHAT_MAX_QUEUED is 2 here: `kept` finds a place only because `unopened` left it.
     const dropped = (await prompt({ text: 'never sent to codex', session_id: sessionId })).json();
+    const unopened = (await prompt({ text: 'aborted before its stream opened', session_id: sessionId })).json();
+    expect((await svc.post('/api/chat/abort', { stream_id: unopened.stream_id })).json()).toEqual({ ok: true });
     const kept = (await prompt({ text: 'after the abort', session_id: sessionId })).json();
+    expect(kept.stream_id).toEqual(expect.any(String));
     const a = await stream(running.stream_id);
     const b = await stream(dropped.stream_id);
     const c = await stream(kept.stream_id);
@@ -94,7 +98,10 @@ describe.skipIf(!codex)('follow-ups on the real codex', () => {
     await a.ended;
     await c.ended;
     expect(text(c)).toBe('Hello from fake-openai. You said: after the abort');
-    expect(fake.requests.some((r) => r.userTexts.includes('never sent to codex'))).toBe(false);
+    expect(fake.requests.some((r) => r.userTexts.includes('never sent to codex') || r.userTexts.includes('aborted before its stream opened'))).toBe(false);
+    const gone = await stream(unopened.stream_id);
+    await gone.ended;
+    expect(gone.named()).toEqual([{ event: 'error', data: { error_message: 'Stream not found' } }]);
     const users = (await svc.get(`/api/messages/${sessionId}`)).json().messages.filter((m: { role: string }) => m.role === 'user').map((m: { text: string }) => m.text);
     expect(users).toEqual(['Say hello', '[[slow]] keep going', 'after the abort']);
   });
