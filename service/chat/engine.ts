@@ -71,7 +71,7 @@ export class ChatEngine {
     const sessionId = request.sessionId;
     const turnRequest = { text: request.text, sessionId, skill: request.skill, model: request.model, ...(attachments ? { attachments } : {}) };
     if (sessionId !== undefined && this.followUps.mustWait(sessionId)) {
-      const queued = this.followUps.enqueue(sessionId, () => runtime.prepare(turnRequest));
+      const queued = this.followUps.enqueue(sessionId, () => runtime.prepare(turnRequest), request.announceQueue === true);
       return { runtime, ...queued };
     }
     if (sessionId !== undefined) await this.limits.whenFinished(sessionId, FINISHING_WAIT_MS);

@@ -43,16 +43,11 @@ export class FollowUpQueue {
     return this.limits.isBusy(sessionId) || (this.queues.get(sessionId)?.length ?? 0) > 0;
   }
 
-  /** Prompts waiting in this session, for `queued {position}`. */
-  waiting(sessionId: string): number {
-    return this.queues.get(sessionId)?.length ?? 0;
-  }
-
   /**
    * Puts a prompt in its session's line (429 past the bound). `prepare` is the runtime's,
    * called only when the turn's place comes (a resume then sees the previous turn's records).
    */
-  enqueue(sessionId: string, prepare: () => Promise<PreparedTurn>): QueuedTurn {
+  enqueue(sessionId: string, prepare: () => Promise<PreparedTurn>, announce = false): QueuedTurn {
     const queue = this.queues.get(sessionId) ?? [];
     if (queue.length >= this.maxPerSession) throw new HttpError(429, `Too many prompts waiting in this session (at most ${this.maxPerSession}); wait for one to start or abort one`);
     const ticket: Ticket = { sessionId, opened: false, gone: false };
@@ -91,9 +86,12 @@ export class FollowUpQueue {
         ticket.opened = true;
         this.advance(sessionId);
       });
+    const positionNow = (): number => this.positionOf(ticket);
     const prepared: PreparedTurn = {
       sessionId,
       async *run(signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+        const position = positionNow();
+        if (announce && position > 0) yield { type: 'queued', position };
         const place = await waitForPlace(signal);
         if (!place) {
           yield { type: 'done', finishReason: 'aborted' };
@@ -119,6 +117,11 @@ export class FollowUpQueue {
       steer: (input) => (inner?.steer ? inner.steer(input) : Promise.resolve(false)),
     };
     return { prepared, reservation, started, discard: () => reservation.release() };
+  }
+
+  /** 1 for the next to run; 0 once it is out of the line. */
+  private positionOf(ticket: Ticket): number {
+    return (this.queues.get(ticket.sessionId)?.indexOf(ticket) ?? -1) + 1;
   }
 
   /** Starts the first waiting turn of a session when it is open and the session is free. */

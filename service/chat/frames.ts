@@ -7,7 +7,7 @@ import type { RuntimeEvent } from '../runtimes/runtime.js';
  * not model text (a resume that had to start a new native session).
  */
 export interface EventFrame {
-  event: 'session-created' | 'text-delta' | 'notice' | 'agent-error' | 'done';
+  event: 'session-created' | 'text-delta' | 'notice' | 'queued' | 'agent-error' | 'done';
   data: Record<string, unknown>;
 }
 
@@ -19,6 +19,8 @@ export function frameOf(event: RuntimeEvent, sessionId: string | null): EventFra
       return { event: 'text-delta', data: event.sessionId ? { text: event.text, session_id: event.sessionId } : { text: event.text } };
     case 'notice':
       return { event: 'notice', data: { message: event.message, session_id: sessionId } };
+    case 'queued':
+      return { event: 'queued', data: { position: event.position, session_id: sessionId } };
     case 'error':
       return { event: 'agent-error', data: { error_message: event.message } };
     case 'done':

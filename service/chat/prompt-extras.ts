@@ -9,6 +9,11 @@ import { parseAttachmentRefs, type AttachmentRef } from './attachments.js';
 export interface PromptExtras {
   delivery?: 'queue' | 'steer';
   attachments?: AttachmentRef[];
+  /**
+   * A waiting follow-up's stream opens with `queued {position}`: only for clients that asked
+   * for every event (`stream_events: "full"`, validated with the other stream options).
+   */
+  announceQueue?: boolean;
 }
 
 export function parsePromptExtras(body: unknown): PromptExtras {
@@ -18,6 +23,7 @@ export function parsePromptExtras(body: unknown): PromptExtras {
     if (b.delivery !== 'queue' && b.delivery !== 'steer') throw new HttpError(400, 'delivery must be "queue" or "steer"');
     out.delivery = b.delivery;
   }
+  if (b.stream_events === 'full') out.announceQueue = true;
   const attachments = parseAttachmentRefs(b.attachments);
   if (attachments) out.attachments = attachments;
   return out;

@@ -32,6 +32,8 @@ export type RuntimeEvent =
   | { type: 'usage'; usage: TurnUsage }
   /** Something the user should be told that is not model text (e.g. a resume fell back to a new session). */
   | { type: 'notice'; message: string }
+  /** The chat's own: a follow-up waits behind `position - 1` others and the running turn. */
+  | { type: 'queued'; position: number }
   | { type: 'error'; message: string }
   | { type: 'done'; finishReason: 'stop' | 'aborted' };
 

@@ -143,6 +143,23 @@ describe.skipIf(!codex)('follow-ups on the real codex', () => {
     expect(users).toEqual(['Say hello', '[[slow]] long task', 'also mention the weather']);
   });
 
+  it('with stream_events "full", a waiting stream opens with queued {position}', async () => {
+    const sessionId = await newSession();
+    const running = (await prompt({ text: '[[slow]] first in line', session_id: sessionId })).json();
+    const second = (await prompt({ text: 'second in line', session_id: sessionId, stream_events: 'full' })).json();
+    const third = (await prompt({ text: 'third in line', session_id: sessionId, stream_events: 'full' })).json();
+    const a = await stream(running.stream_id);
+    const b = await stream(second.stream_id);
+    const c = await stream(third.stream_id);
+    await c.waitFor((e) => e.event === 'queued');
+    await Promise.all([a.ended, b.ended, c.ended]);
+    expect(b.named()[0]).toEqual({ id: '1', event: 'queued', data: { position: 1, session_id: sessionId } });
+    expect(c.named()[0]).toEqual({ id: '1', event: 'queued', data: { position: 2, session_id: sessionId } });
+    expect(c.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
+    // A client that did not ask gets the spec's frames only.
+    expect(a.named().some((e) => e.event === 'queued')).toBe(false);
+  });
+
   it('steer with nothing running is an ordinary turn', async () => {
     const sessionId = await newSession();
     const res = (await prompt({ text: 'steer into nothing', session_id: sessionId, delivery: 'steer' })).json();
