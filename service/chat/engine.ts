@@ -31,8 +31,6 @@ export interface PendingTurn {
 /** A prompt as the engine takes it: the spec's fields and the opt-in extras. */
 export type EnginePrompt = PromptRequest & PromptExtras;
 
-/** How long a prompt waits for the previous turn of its session to finish after its `done`. */
-const FINISHING_WAIT_MS = 10_000;
 
 export class ChatEngine {
   private readonly limits: TurnLimits;
@@ -74,7 +72,6 @@ export class ChatEngine {
       const queued = this.followUps.enqueue(sessionId, () => runtime.prepare(turnRequest), request.announceQueue === true);
       return { runtime, ...queued };
     }
-    if (sessionId !== undefined) await this.limits.whenFinished(sessionId, FINISHING_WAIT_MS);
     const reservation = this.limits.reserve(sessionId);
     try {
       const agentId = sessionId === undefined ? (request.agentId ?? (request.space ? await agentIdFromSpace(this.ctx, request.space) : undefined)) : undefined;

@@ -1,12 +1,13 @@
 import { HttpError } from '../errors.js';
 
 /**
- * The engine's two admission rules: one turn at a time per session (409), and at most
+ * The engine's two admission rules: one turn at a time per session (the follow-up queue
+ * keeps a second prompt from asking; 409 is the backstop), and at most
  * `max` turns at once across the service (429). A turn holds its place from the prompt
  * that accepted it until it ends, or until its unopened entry is dropped. Once a turn has
  * sent its last event it is "finishing" (its program exiting, its records being written):
- * it no longer counts against `max`, and a prompt on its session waits for it rather than
- * getting a 409, since a client sends the next prompt as soon as it sees `done`.
+ * it no longer counts against `max`, and a prompt on its session is queued behind it
+ * (follow-ups.ts), since a client sends the next prompt as soon as it sees `done`.
  */
 export interface Reservation {
   /** Marks a session busy once its id is known (a new session gets it from `prepare`). */
@@ -37,15 +38,6 @@ export class TurnLimits {
   /** Told (synchronously) after any turn gave its place back: queued turns may start. */
   onRelease(listener: () => void): void {
     this.releaseListeners.add(listener);
-  }
-
-  /** Waits (up to `waitMs`) for a finishing turn of this session to be done. */
-  async whenFinished(sessionId: string, waitMs: number): Promise<void> {
-    const ending = this.busy.get(sessionId);
-    if (!ending) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([ending, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-    clearTimeout(timer);
   }
 
   reserve(sessionId: string | undefined): Reservation {
