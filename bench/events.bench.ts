@@ -34,6 +34,8 @@ const service = await startChildService({
 });
 try {
   await waitListed('bench-log');
+  // First, while the service is quiet (the turns below leave garbage that makes RSS noisy).
+  await subscribers(SUBSCRIBERS);
   const events = await openSse(service.port, '/api/events');
 
   const appendMs: number[] = [];
@@ -51,8 +53,6 @@ try {
   }
   row(`done read -> turn-ended read (${ROUNDS} turns)`, `p50 ${percentile(gaps, 50).toFixed(2)} ms, p95 ${percentile(gaps, 95).toFixed(2)} ms (negative: turn-ended first)`);
   events.close();
-
-  await subscribers(SUBSCRIBERS);
 } finally {
   await service.stop();
   await rm(home, { recursive: true, force: true });
@@ -104,7 +104,7 @@ async function doneToTurnEnded(events: SseConnection): Promise<number> {
 
 /** `n` idle subscribers: RSS growth, heartbeats aside; one append's fan-out to all of them. */
 async function subscribers(n: number): Promise<void> {
-  await sleep(500);
+  await sleep(1000);
   const before = rssOf(service.pid);
   const streams: SseConnection[] = [];
   for (let i = 0; i < n; i++) streams.push(await openSse(service.port, '/api/events'));
