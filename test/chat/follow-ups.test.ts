@@ -125,7 +125,9 @@ describe.skipIf(!codex)('follow-ups on the real codex', () => {
     // Steering needs codex's turn to be under way.
     await expect.poll(() => fake.requests.some((r) => r.userText === '[[slow]] long task'), { timeout: 10_000 }).toBe(true);
     const before = fake.requests.length;
-    const steer = await prompt({ text: 'also mention the weather', session_id: sessionId, delivery: 'steer' });
+    const chart = path.join(svc.home, 'chart.png');
+    await writeFile(chart, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64'));
+    const steer = await prompt({ text: 'also mention the weather', session_id: sessionId, delivery: 'steer', attachments: [{ path: chart }] });
     expect(steer.status).toBe(200);
     expect(steer.json()).toEqual({ stream_id: expect.any(String), session_id: sessionId });
     const b = await stream(steer.json().stream_id);
@@ -136,11 +138,17 @@ describe.skipIf(!codex)('follow-ups on the real codex', () => {
     // The same turn made another request carrying the steer after the first text.
     const later = fake.requests.slice(before);
     expect(later.length).toBeGreaterThan(0);
-    expect(later.at(-1)!.userTexts.slice(-2)).toEqual(['[[slow]] long task', 'also mention the weather']);
+    // codex tags the image in the text: <image name=[Image #1] path="..."></image>.
+    expect(later.at(-1)!.userTexts.slice(-2)).toEqual(['[[slow]] long task', `also mention the weather<image name=[Image #1] path="${chart}"></image>`]);
+    // Its image went in with it.
+    expect(later.at(-1)!.images).toEqual([expect.stringMatching(/^data:image\/png;base64,/)]);
     expect(text(a)).toContain('You said: also mention the weather');
     expect(text(b)).toContain('You said: also mention the weather');
+    expect(text(b)).not.toContain('You said: [[slow]] long task');
     const users = (await svc.get(`/api/messages/${sessionId}`)).json().messages.filter((m: { role: string }) => m.role === 'user').map((m: { text: string }) => m.text);
     expect(users).toEqual(['Say hello', '[[slow]] long task', 'also mention the weather']);
+    const steered = (await svc.get(`/api/messages/${sessionId}`)).json().messages.find((m: { text: string }) => m.text === 'also mention the weather');
+    expect(steered.attachments).toEqual([{ name: 'chart.png', path: chart, mime: 'image/png' }]);
   });
 
   it('with stream_events "full", a waiting stream opens with queued {position}', async () => {
