@@ -1,10 +1,10 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { ServiceContext } from '../context.js';
 import { PAGE_FILES } from '../diagnostics/assets.js';
-import { bodyProgressTimeout } from './body-timeout.js';
-import { errorHandler, notFound } from './errors.js';
-import { trustGuard } from './guard.js';
-import { jsonBody } from './json-body.js';
+import { bodyProgressTimeout } from '../http/body-timeout.js';
+import { errorHandler, notFound } from '../http/errors.js';
+import { trustGuard } from '../http/guard.js';
+import { jsonBody } from '../http/json-body.js';
 
 /** Routes that take multipart/form-data instead of JSON. */
 export const MULTIPART_PATHS = ['/api/files/upload'] as const;
