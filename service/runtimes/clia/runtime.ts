@@ -5,7 +5,7 @@ import { HttpError } from '../../errors.js';
 import { CliSessionStore } from '../cli-session-store.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import { runCliaTurn } from './turn.js';
-import { titleFromPrompt } from '../../sessions/title.js';
+import { titleFromPrompt } from '../title.js';
 
 /**
  * `clia_code`: the Claude Code CLI, one process per turn (`-p`, stream-json out, stdin

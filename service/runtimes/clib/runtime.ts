@@ -6,7 +6,7 @@ import type { ServiceContext } from '../../context.js';
 import { HttpError } from '../../errors.js';
 import { packageInfo } from '../../status/version.js';
 import { CliSessionStore } from '../cli-session-store.js';
-import { titleFromPrompt } from '../../sessions/title.js';
+import { titleFromPrompt } from '../title.js';
 import { EventQueue } from '../event-queue.js';
 import { programEnv } from '../program-env.js';
 import type { PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
