@@ -1,4 +1,5 @@
 import { HttpError } from '../errors.js';
+import { SAFE_ID } from '../ids.js';
 
 /** POST /api/chat/prompt's body, checked. Absent, null and "" optional fields count as absent. */
 export interface PromptRequest {
@@ -12,8 +13,7 @@ export interface PromptRequest {
   model?: string;
 }
 
-/** Ids the service and the runtimes use as file names: nothing that could leave a folder. */
-export const SAFE_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/** A skill name: nothing that could leave a folder. */
 const SKILL = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export function parsePrompt(body: unknown): PromptRequest {

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { HttpError } from '../errors.js';
+import { AGENT_NAMES, type AgentName } from '../ids.js';
 
 /**
  * The per-backend manifests shipped with the service, config/agents/<backend>/commands.json:
@@ -9,8 +10,9 @@ import { HttpError } from '../errors.js';
  * program (command, argument templates, wire protocol, and which env-file variable feeds which
  * variable the program reads). No endpoint modifies them.
  */
-export const BACKENDS = ['runtimea', 'clia_code', 'clib'] as const;
-export type Backend = (typeof BACKENDS)[number];
+/** The manifests' backends are the spec's agent names. */
+export const BACKENDS = AGENT_NAMES;
+export type Backend = AgentName;
 
 const Model = z.object({
   id: z.string().min(1),

@@ -1,11 +1,9 @@
 import { Router } from 'express';
 import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
-import type { AgentName } from '../runtimes/runtime.js';
+import { AGENT_NAMES, isAgentName, type AgentName } from '../ids.js';
 import { parseLimit, parseQuery, parseSessionOffset } from '../sessions/query.js';
 import { resolveWorkspace } from './workspace.js';
-
-const AGENT_NAMES: readonly AgentName[] = ['runtimea', 'clia_code', 'clib'];
 
 /** Full-text search: the index's state per workspace, and ranked hits over every message. */
 export function ftsRoutes(ctx: ServiceContext): Router {
@@ -33,6 +31,6 @@ function single(value: unknown, name: string): string {
 }
 
 function parseAgentName(value: string): AgentName {
-  if (!(AGENT_NAMES as readonly string[]).includes(value)) throw new HttpError(400, `agent_name must be one of ${AGENT_NAMES.join(', ')}`);
-  return value as AgentName;
+  if (!isAgentName(value)) throw new HttpError(400, `agent_name must be one of ${AGENT_NAMES.join(', ')}`);
+  return value;
 }

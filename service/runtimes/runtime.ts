@@ -5,8 +5,9 @@
  * and turns that program's output into the neutral events below with a pure parser.
  */
 
-/** The spec's agent names: the wire and on-disk vocabulary. */
-export type AgentName = 'runtimea' | 'clia_code' | 'clib';
+/** The spec's agent names: the wire and on-disk vocabulary (one list, in ids.ts). */
+import type { AgentName } from '../ids.js';
+export type { AgentName };
 
 /** Token usage of one model call (or one turn), never a running total. */
 export interface TurnUsage {
