@@ -114,7 +114,7 @@ export interface ChatConfig {
   abortGraceMs: number;
 }
 
-/** The connectors' files and remote endpoints (README, "Connectors"). */
+/** The connectors' files and remote endpoints (docs/connectors.md). */
 export interface ConnectorsConfig {
   /** The token file holding the codehost, deployhost and agenthost tokens. */
   tokenFile: string;
