@@ -33,6 +33,37 @@ describe('layering', () => {
     expect(offenders).toEqual([]);
   });
 
+  /** `file`'s relative imports, as paths from the project root. */
+  function localImports(file: string): string[] {
+    return imports(file)
+      .filter((s) => s.startsWith('.'))
+      .map((s) => path.join(path.dirname(file), s).replace(/\.js$/, '.ts'));
+  }
+
+  it('only service/index.ts imports the assembly in service/app/', () => {
+    const offenders = sources('service')
+      .filter((f) => f !== path.join('service', 'index.ts') && !f.startsWith(path.join('service', 'app') + path.sep))
+      .flatMap((f) => localImports(f).filter((dep) => dep.startsWith(path.join('service', 'app') + path.sep)).map((dep) => `${f} -> ${dep}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('service/http/ holds request primitives: it imports only config, errors and log', () => {
+    const ground = new Set(['config.ts', 'errors.ts', 'log.ts'].map((f) => path.join('service', f)));
+    const offenders = sources(path.join('service', 'http')).flatMap((f) =>
+      localImports(f)
+        .filter((dep) => !dep.startsWith(path.join('service', 'http') + path.sep) && !ground.has(dep))
+        .map((dep) => `${f} -> ${dep}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('service/runtimes/ never imports service/sessions/', () => {
+    const offenders = sources(path.join('service', 'runtimes')).flatMap((f) =>
+      localImports(f).filter((dep) => dep.startsWith(path.join('service', 'sessions') + path.sep)).map((dep) => `${f} -> ${dep}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
   it('service/ has no import cycles', () => {
     const graph = new Map<string, string[]>();
     for (const file of sources('service')) {
