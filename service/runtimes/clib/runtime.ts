@@ -4,6 +4,7 @@ import path from 'node:path';
 import { loadManifest } from '../../config-api/manifests.js';
 import type { ServiceContext } from '../../context.js';
 import { HttpError } from '../../errors.js';
+import { SAFE_ID } from '../../ids.js';
 import { packageInfo } from '../../status/version.js';
 import { CliSessionStore } from '../cli-session-store.js';
 import { titleFromPrompt } from '../title.js';
@@ -66,7 +67,7 @@ export class ClibRuntime implements Runtime {
   private async newPlan(request: TurnRequest): Promise<TurnPlan> {
     const agentId = request.agentId || CLIB_DEFAULT_AGENT;
     const cwd = path.join(this.ctx.config.projectsRoot, agentId);
-    if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/.test(agentId)) throw new HttpError(400, 'agent_id must be a project folder name');
+    if (!SAFE_ID.test(agentId) || agentId.startsWith('.')) throw new HttpError(400, 'agent_id must be a project folder name');
     await mkdir(cwd, { recursive: true });
     return { sessionId: randomUUID(), agentId, isNew: true, cwd, ...this.prompt(request) };
   }
