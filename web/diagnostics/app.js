@@ -10,6 +10,7 @@ const TOKEN_KEY = 'space-token';
 const USAGE_DAYS = 30;
 const SESSION_LIMIT = 20;
 const MESSAGE_LIMIT = 20;
+/** @type {ReadonlyArray<{ name: import('../../service/ids.js').AgentName, cli: string, label: string, kind: string }>} */
 const RUNTIMES = [
   { name: 'clia_code', cli: 'clia', label: 'clia', kind: 'Claude Code CLI' },
   { name: 'clib', cli: 'clib', label: 'clib', kind: 'Codex CLI' },
