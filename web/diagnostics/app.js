@@ -62,15 +62,20 @@ function el(tag, attrs = {}, ...children) {
     else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) if (child !== undefined && child !== null && child !== false) node.append(child instanceof Node ? child : String(child));
+  for (const child of present(children)) node.append(child instanceof Node ? child : String(child));
   return node;
 }
 
 function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
-  for (const child of children.flat()) if (child !== undefined && child !== null) node.append(child instanceof Node ? child : String(child));
+  for (const child of present(children)) node.append(child instanceof Node ? child : String(child));
   return node;
+}
+
+/** Children to show: `undefined`, `null` and `false` stand for "nothing here" and are left out. */
+function present(children) {
+  return children.flat().filter((child) => child !== undefined && child !== null && child !== false);
 }
 
 function bodyOf(id) {
@@ -80,7 +85,7 @@ function bodyOf(id) {
 function fill(id, ...children) {
   const body = bodyOf(id);
   body.removeAttribute('data-state');
-  body.replaceChildren(...children);
+  body.replaceChildren(...present(children));
 }
 
 /** A card's failure: a missing API (404) is said plainly, anything else as the service's detail. */
