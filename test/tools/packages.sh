@@ -30,9 +30,10 @@ if command -v apt-get >/dev/null 2>&1; then
     exit 1
   fi
   echo "run-tests: installing the Debian packages the suite needs: $missing" >&2
-  ${sudo}apt-get update -q >&2
-  ${sudo}env DEBIAN_FRONTEND=noninteractive $install >&2
-  exit 0
+  if ${sudo}apt-get update -q >&2 && ${sudo}env DEBIAN_FRONTEND=noninteractive $install >&2; then exit 0; fi
+  echo "run-tests: apt-get could not install them; install them, then run the tests again:" >&2
+  echo "  ${sudo}apt-get update && ${sudo}$install" >&2
+  exit 1
 fi
 echo "run-tests: the test suite needs these programs, which are not on PATH (Debian package names): $missing" >&2
 echo "run-tests: install them with your system's package manager, then run the tests again" >&2
