@@ -4,6 +4,7 @@ import { UpstreamClient } from './auth/upstream.js';
 import type { Config } from './config.js';
 import { FtsIndex } from './fts/fts-index.js';
 import type { Host } from './host.js';
+import { HeadChecks } from './http/head-checks.js';
 import { SseRegistry } from './http/sse.js';
 import type { Logger } from './log.js';
 import { ChildRecords } from './process/child-records.js';
@@ -19,6 +20,8 @@ export interface ServiceContext {
   readonly log: Logger;
   readonly supervisor: Supervisor;
   readonly streams: SseRegistry;
+  /** Refusals decided before a request's body is read (a prompt at the turn cap). */
+  readonly headChecks: HeadChecks;
   readonly auth: AuthState;
   /** The upstream identity and usage service (sign-in, whoami, usage report). */
   readonly upstream: UpstreamClient;
@@ -64,6 +67,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     log,
     supervisor: new Supervisor(log, new ChildRecords(config.paths.childrenFile, log)),
     streams: new SseRegistry(),
+    headChecks: new HeadChecks(),
     auth,
     upstream,
     signIn: new SignIn(upstream, auth, config.apiKey !== undefined),

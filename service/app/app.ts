@@ -19,8 +19,9 @@ export const PUBLIC_PATHS = ['/', '/callback', '/.well-known/oauth-protected-res
 
 /**
  * The Express app, in the order that matters: response hardening, the body-progress
- * watchdog, the trust guard before anything reads the request, the JSON reader, the
- * feature routers, and the `{detail}` handlers last.
+ * watchdog, the trust guard before anything reads the request, the features' head checks
+ * (refusals that need no body), the JSON reader, the feature routers, and the `{detail}`
+ * handlers last.
  */
 export function buildApp(ctx: ServiceContext, routers: readonly Router[]): Express {
   const app = express();
@@ -38,6 +39,7 @@ export function buildApp(ctx: ServiceContext, routers: readonly Router[]): Expre
       publicPaths: PUBLIC_PATHS,
     }),
   );
+  app.use(ctx.headChecks.middleware(ctx.config.jsonLimitBytes));
   app.use(jsonBody({ limitBytes: ctx.config.jsonLimitBytes, maxDepth: ctx.config.jsonMaxDepth }));
   for (const router of routers) app.use(router);
   app.use(notFound);

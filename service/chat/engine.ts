@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { ServiceContext } from '../context.js';
+import type { HttpError } from '../errors.js';
 import type { PreparedTurn, Runtime } from '../runtimes/runtime.js';
 import { agentIdFromSpace, selectRuntime } from './backend.js';
 import { follow, namedFrame, reconnect } from './delivery.js';
@@ -36,6 +37,11 @@ export class ChatEngine {
   /** Turns accepted and not yet ended (the 429 count). */
   get turns(): number {
     return this.limits.size;
+  }
+
+  /** The refusal every prompt gets while the turn cap is reached (checked before its body is read). */
+  atCap(): HttpError | undefined {
+    return this.limits.full();
   }
 
   /** POST /api/chat/prompt. */

@@ -1,7 +1,12 @@
+import path from 'node:path';
 import { HttpError } from '../errors.js';
 import { SAFE_ID } from '../ids.js';
 
-/** POST /api/chat/prompt's body, checked. Absent, null and "" optional fields count as absent. */
+/**
+ * POST /api/chat/prompt's body, checked. Absent, null and "" optional fields count as absent,
+ * except `agent_name`: a present one must name a backend, so "" is refused (400) like any
+ * other unknown name rather than falling through to the default backend.
+ */
 export interface PromptRequest {
   text: string;
   sessionId?: string;
@@ -28,12 +33,26 @@ export function parsePrompt(body: unknown): PromptRequest {
   return {
     text: b.text.trim(),
     sessionId,
-    agentName: optionalString(b, 'agent_name'),
+    agentName: agentNameOf(b),
     agentId,
-    space: optionalString(b, 'space'),
+    space: parseSpace(optionalString(b, 'space')),
     skill: agentType,
     model: optionalString(b, 'model'),
   };
+}
+
+/** `agent_name` as sent: undefined only when absent or null ("" is a name, and no backend's). */
+export function agentNameOf(body: Record<string, unknown>): string | undefined {
+  const value = body.agent_name;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new HttpError(400, 'agent_name must be a string');
+  return value;
+}
+
+/** Paths in bodies are absolute (spec); `space` may also start with `~/` (it is expanded). */
+function parseSpace(value: string | undefined): string | undefined {
+  if (value === undefined || value === '~' || value.startsWith('~/') || path.isAbsolute(value)) return value;
+  throw new HttpError(400, 'space must be absolute');
 }
 
 /** `agent_type`, with or without its `/` or `$` (the runtime adds its own prefix). */

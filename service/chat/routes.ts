@@ -1,14 +1,20 @@
 import { Router } from 'express';
 import type { ServiceContext } from '../context.js';
+import { routedPath } from '../http/head-checks.js';
 import { ChatEngine } from './engine.js';
 import { legacyRoutes } from './legacy.js';
 import { parsePrompt } from './request.js';
+
+/** Every route that starts a turn. */
+const PROMPT_PATHS = new Set(['/api/chat/prompt', '/ask_question', '/ask_question_streaming']);
 
 /** The spec's Chat section and the legacy chat endpoints, on one engine. */
 export function chatRoutes(ctx: ServiceContext): Router {
   const engine = new ChatEngine(ctx);
   ctx.onShutdown(() => engine.close());
   const router = Router();
+  // At the cap a prompt is refused from its head: its body (up to the JSON limit) is never read.
+  ctx.headChecks.add((req) => (req.method === 'POST' && PROMPT_PATHS.has(routedPath(req)) ? engine.atCap() : undefined));
 
   router.post('/api/chat/prompt', async (req, res) => {
     res.json(await engine.prompt(parsePrompt(req.body)));

@@ -9,8 +9,10 @@ import { resolveWorkspace } from './workspace.js';
 export function ftsRoutes(ctx: ServiceContext): Router {
   const router = Router();
 
-  router.get('/api/fts/index/:ws', async (req, res) => {
-    res.json(ctx.fts.status(await resolveWorkspace(ctx.config.projectsRoot, req.params.ws)));
+  // Every ws answers the stub's shape: `all`, or any agent id (a project, a runtimea agent, or
+  // one that is no project yet, which has nothing indexed). It reads no disk, so any text is safe.
+  router.get('/api/fts/index/:ws', (req, res) => {
+    res.json(ctx.fts.status(req.params.ws === 'all' ? undefined : req.params.ws));
   });
 
   router.get('/api/fts/search', async (req, res) => {

@@ -118,7 +118,7 @@ function el(tag, attrs = {}, ...children) {
     else if (key.startsWith('on')) node.addEventListener(key.slice(2), /** @type {EventListener} */ (value));
     else node.setAttribute(key, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) if (child !== undefined && child !== null && child !== false) node.append(child instanceof Node ? child : String(child));
+  for (const child of present(children)) node.append(child instanceof Node ? child : String(child));
   return node;
 }
 
@@ -131,8 +131,18 @@ function el(tag, attrs = {}, ...children) {
 function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
-  for (const child of children.flat()) if (child !== undefined && child !== null) node.append(child instanceof Node ? child : String(child));
+  for (const child of present(children)) node.append(child instanceof Node ? child : String(child));
   return node;
+}
+
+/**
+ * Children to show: `undefined`, `null` and `false` stand for "nothing here" and are left out.
+ * @template T
+ * @param {T[]} children
+ * @returns {Array<Exclude<T, undefined | null | false>>}
+ */
+function present(children) {
+  return /** @type {any} */ (children.flat().filter((child) => child !== undefined && child !== null && child !== false));
 }
 
 /** @param {string} id */
@@ -147,8 +157,7 @@ function bodyOf(id) {
 function fill(id, ...children) {
   const body = bodyOf(id);
   body.removeAttribute('data-state');
-  // Typed as the page calls it: a null child would show as the text "null" here.
-  body.replaceChildren(.../** @type {Array<Node | string>} */ (children));
+  body.replaceChildren(...present(children));
 }
 
 /** A card's failure: a missing API (404) is said plainly, anything else as the service's detail. */
