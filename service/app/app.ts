@@ -1,5 +1,5 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { PAGE_FILES } from '../diagnostics/assets.js';
 import { bodyProgressTimeout } from '../http/body-timeout.js';
 import { errorHandler, notFound } from '../http/errors.js';
@@ -22,7 +22,7 @@ export const PUBLIC_PATHS = ['/', '/callback', '/.well-known/oauth-protected-res
  * watchdog, the trust guard before anything reads the request, the JSON reader, the
  * feature routers, and the `{detail}` handlers last.
  */
-export function buildApp(ctx: ServiceContext, routers: readonly Router[]): Express {
+export function buildApp(ctx: Core & { port(): number }, routers: readonly Router[]): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -52,12 +52,12 @@ const hardenResponse: RequestHandler = (_req, res, next) => {
 };
 
 /** One line per request: method, path without query, status, duration. Never bodies. */
-function requestLog(ctx: ServiceContext): RequestHandler {
+function requestLog({ log }: Core): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      ctx.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms) }, 'request');
+      log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms) }, 'request');
     });
     next();
   };
