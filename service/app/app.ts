@@ -22,26 +22,26 @@ export const PUBLIC_PATHS = ['/', '/callback', '/.well-known/oauth-protected-res
  * watchdog, the trust guard before anything reads the request, the JSON reader, the
  * feature routers, and the `{detail}` handlers last.
  */
-export function buildApp(ctx: Core & { port(): number }, routers: readonly Router[]): Express {
+export function buildApp(deps: Core & { port(): number }, routers: readonly Router[]): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestLog(ctx));
+  app.use(requestLog(deps));
   app.use(hardenResponse); // first, so the guard's own refusals and preflights carry it too
-  app.use(bodyProgressTimeout(ctx.config.bodyIdleTimeoutMs));
+  app.use(bodyProgressTimeout(deps.config.bodyIdleTimeoutMs));
   app.use(
     trustGuard({
-      port: ctx.port,
-      origins: [...ctx.host.rendererOrigins, ...ctx.config.allowedOrigins],
-      token: ctx.host.token,
+      port: deps.port,
+      origins: [...deps.host.rendererOrigins, ...deps.config.allowedOrigins],
+      token: deps.host.token,
       multipartPaths: MULTIPART_PATHS,
       publicPaths: PUBLIC_PATHS,
     }),
   );
-  app.use(jsonBody({ limitBytes: ctx.config.jsonLimitBytes, maxDepth: ctx.config.jsonMaxDepth }));
+  app.use(jsonBody({ limitBytes: deps.config.jsonLimitBytes, maxDepth: deps.config.jsonMaxDepth }));
   for (const router of routers) app.use(router);
   app.use(notFound);
-  app.use(errorHandler(ctx.log));
+  app.use(errorHandler(deps.log));
   return app;
 }
 
