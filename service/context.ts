@@ -2,6 +2,7 @@ import { SignIn } from './auth/sign-in.js';
 import { AuthState } from './auth/state.js';
 import { UpstreamClient } from './auth/upstream.js';
 import type { Config } from './config.js';
+import type { Core, Stage } from './core.js';
 import { FtsIndex } from './fts/fts-index.js';
 import type { Host } from './host.js';
 import { HeadChecks } from './http/head-checks.js';
@@ -13,12 +14,12 @@ import { Supervisor } from './process/supervisor.js';
 import type { AgentName, Runtime } from './runtimes/runtime.js';
 import { SessionIndex } from './sessions/session-index.js';
 
-/** What every feature may use: built once per service, handed to each route module. */
-export interface ServiceContext {
-  readonly config: Config;
-  readonly host: Host;
-  readonly log: Logger;
-  readonly supervisor: Supervisor;
+/**
+ * Everything the service builds once, handed whole to the assembly (app/) and, until they take
+ * narrow dependencies too, to runtimes/, sessions/, fts/, chat/ and usage/. The other features
+ * take `Core & { ... }` (core.ts) and never import this file.
+ */
+export interface ServiceContext extends Core {
   readonly streams: SseRegistry;
   /** Refusals decided before a request's body is read (a prompt at the turn cap). */
   readonly headChecks: HeadChecks;
@@ -49,7 +50,7 @@ export interface ServiceContext {
   stage(): Stage;
 }
 
-export type Stage = 'starting' | 'ready' | 'stopping';
+export type { Stage } from './core.js';
 
 export function createContext(config: Config, host: Host, log: Logger, state: { port(): number; stage(): Stage }): ServiceContext {
   const auth = new AuthState(config.apiKey);
