@@ -1,4 +1,6 @@
 import { HttpError } from '../errors.js';
+import { PERMISSION_MODES, type PermissionMode } from '../runtimes/runtime.js';
+import type { StreamEvents } from './frames.js';
 
 /** POST /api/chat/prompt's body, checked. Absent, null and "" optional fields count as absent. */
 export interface PromptRequest {
@@ -10,6 +12,10 @@ export interface PromptRequest {
   /** `agent_type` without any leading `/` or `$` (the runtime adds its own prefix). */
   skill?: string;
   model?: string;
+  /** Beyond the spec (opt-in): absent is `auto`, today's behaviour. */
+  permissionMode?: PermissionMode;
+  /** Beyond the spec (opt-in): absent is `spec`, the spec's events only. */
+  streamEvents?: StreamEvents;
 }
 
 /** Ids the service and the runtimes use as file names: nothing that could leave a folder. */
@@ -33,7 +39,17 @@ export function parsePrompt(body: unknown): PromptRequest {
     space: optionalString(b, 'space'),
     skill: agentType,
     model: optionalString(b, 'model'),
+    ...optIns(b),
   };
+}
+
+/** The opt-in fields: a value outside their lists is 400, never a silent default. */
+function optIns(b: Record<string, unknown>): Pick<PromptRequest, 'permissionMode' | 'streamEvents'> {
+  const mode = optionalString(b, 'permission_mode');
+  if (mode !== undefined && !(PERMISSION_MODES as readonly string[]).includes(mode)) throw new HttpError(400, `permission_mode must be one of ${PERMISSION_MODES.join(', ')}`);
+  const events = optionalString(b, 'stream_events');
+  if (events !== undefined && events !== 'spec' && events !== 'full') throw new HttpError(400, 'stream_events must be "spec" or "full"');
+  return { ...(mode ? { permissionMode: mode as PermissionMode } : {}), ...(events ? { streamEvents: events } : {}) };
 }
 
 /** `agent_type`, with or without its `/` or `$` (the runtime adds its own prefix). */

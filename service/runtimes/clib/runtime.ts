@@ -28,6 +28,7 @@ export const CLIB_DEFAULT_AGENT = 'default';
 export class ClibRuntime implements Runtime {
   readonly name = 'clib' as const;
   readonly heartbeatMs: number;
+  readonly permissionModes = ['auto'] as const;
   readonly store: CliSessionStore;
 
   constructor(private readonly ctx: ServiceContext) {

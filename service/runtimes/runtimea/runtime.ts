@@ -26,6 +26,7 @@ const AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export class RuntimeaRuntime implements Runtime {
   readonly name = 'runtimea' as const;
   readonly heartbeatMs: number;
+  readonly permissionModes = ['auto'] as const;
   readonly store: GatewaySessionStore;
 
   constructor(
