@@ -110,6 +110,35 @@ describe.skipIf(!claude)('permission modes on the real claude CLI', () => {
     expect(existsSync(path.join(project, 'planned.txt'))).toBe(false);
   });
 
+  it('stream_events full: tool-call, tool-result, usage (once, before done), agreeing with /api/messages', async () => {
+    const { sessionId, sse } = await open({ text: 'Please run echo hi', stream_events: 'full' });
+    await sse.ended;
+    const events = sse.named().map((e) => e.event);
+    expect(events.slice(-2)).toEqual(['usage', 'done']);
+    expect(events.filter((e) => e === 'usage')).toHaveLength(1);
+    expect(sse.named().at(-2)!.data).toMatchObject({ input: expect.any(Number), output: expect.any(Number), cache_read: expect.any(Number), cache_write: expect.any(Number), cost_usd: expect.any(Number) });
+    const call = sse.named().find((e) => e.event === 'tool-call')!;
+    const result = sse.named().find((e) => e.event === 'tool-result')!;
+    expect(call.data).toEqual({ tool_call_id: expect.stringMatching(/^toolu_/), tool: 'Bash', title: 'Run `echo hi`', input: { command: 'echo hi', description: 'Print hi' } });
+    expect(result.data).toEqual({ tool_call_id: call.data.tool_call_id, ok: true, output: 'hi' });
+    // In order: the call before its result, both before the text that quotes it.
+    expect(events.indexOf('tool-call')).toBeLessThan(events.indexOf('tool-result'));
+    const messages = (await chat.get(`/api/messages/${sessionId}`)).json().messages;
+    const calls = messages.filter((m: any) => m.tool_call).map((m: any) => m.tool_call);
+    const results = messages.filter((m: any) => m.tool_result).map((m: any) => m.tool_result);
+    expect(calls).toEqual([{ id: call.data.tool_call_id, name: 'Bash', input: call.data.input }]);
+    expect(results).toEqual([expect.objectContaining({ tool_call_id: call.data.tool_call_id, output: 'hi', is_error: false })]);
+  });
+
+  it('a spec client (no permission_mode, no stream_events) gets only the spec events for a tool turn', async () => {
+    const { sse } = await open({ text: 'Please run echo hi' });
+    await sse.ended;
+    expect(new Set(sse.named().map((e) => e.event))).toEqual(new Set(['session-created', 'text-delta', 'done']));
+    expect(sse.named()[0]!.event).toBe('session-created');
+    expect(sse.named().at(-1)!.event).toBe('done');
+    expect(textOf(sse)).toBe("I'll run that command.\n\nThe tool returned: hi");
+  });
+
   it('a pending request: /api/chat/active shows it, a reconnect with Last-Event-ID replays it, the timeout denies it', async () => {
     const { streamId, sessionId, sse } = await open({ text: 'Please write timed.txt containing late', permission_mode: 'ask' });
     const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);

@@ -113,7 +113,7 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
     const events = await collect((await runtime.prepare({ text: '[[shell]] run it', agentId: 'proj-a' })).run(new AbortController().signal));
     const call = events.find((e) => e.type === 'tool-call');
     expect(call).toMatchObject({ name: 'command_execution', input: { command: "/bin/bash -lc 'echo hello-from-tool'" } });
-    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ id: (call as { id: string }).id, output: { output: 'hello-from-tool\n', exit_code: 0 }, isError: false });
+    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ id: (call as { id: string }).id, output: 'hello-from-tool\n', isError: false });
     expect(textOf(events)).toContain('hello-from-tool');
   });
 

@@ -95,6 +95,36 @@ describe.skipIf(!codex)('permission modes on the real codex', () => {
     expect(existsSync(path.join(project, 'planned.txt'))).toBe(false);
   });
 
+  it('stream_events full: tool-call and tool-result on the stream agree with /api/messages (names, ids, outcomes), usage before done', async () => {
+    const { sessionId, sse } = await open({ text: '[[shell]] Run a shell command and tell me the output', stream_events: 'full' });
+    await sse.ended;
+    const events = sse.named().map((e) => e.event);
+    expect(events.filter((e) => e === 'usage')).toHaveLength(1);
+    expect(events.slice(-2)).toEqual(['usage', 'done']);
+    const usage = sse.named().at(-2)!.data;
+    expect(usage).toMatchObject({ input: expect.any(Number), output: expect.any(Number), cache_read: expect.any(Number), cache_write: expect.any(Number) });
+    expect(usage.output).toBeGreaterThan(0);
+    const call = sse.named().find((e) => e.event === 'tool-call')!;
+    const result = sse.named().find((e) => e.event === 'tool-result')!;
+    expect(call.data).toMatchObject({ tool: 'command_execution', title: expect.stringMatching(/^Run `.*echo hello-from-tool.*`$/), input: { command: expect.stringContaining('echo hello-from-tool') } });
+    expect(result.data).toEqual({ tool_call_id: call.data.tool_call_id, ok: true, output: 'hello-from-tool\n' });
+    const messages = (await chat.get(`/api/messages/${sessionId}`)).json().messages.filter((m: any) => m.role === 'tool');
+    expect(messages.map((m: any) => [m.tool_call.id, m.tool_call.name, m.tool_call.input, !m.tool_result.is_error, m.tool_result.output])).toEqual([
+      [call.data.tool_call_id, call.data.tool, call.data.input, result.data.ok, result.data.output],
+    ]);
+  });
+
+  it('a denied command: the stream and /api/messages both say it failed', async () => {
+    const { sessionId, sse } = await open({ text: '[[shell: touch denied-again.txt]] make the file', permission_mode: 'ask', stream_events: 'full' });
+    const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);
+    await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'deny' });
+    await sse.ended;
+    const results = sse.named().filter((e) => e.event === 'tool-result');
+    expect(results.map((e) => e.data.ok)).toEqual([false]);
+    const messages = (await chat.get(`/api/messages/${sessionId}`)).json().messages.filter((m: any) => m.role === 'tool');
+    expect(messages.map((m: any) => [m.tool_call.id, m.tool_result.is_error])).toEqual([[results[0]!.data.tool_call_id, true]]);
+  });
+
   it('auto (a spec client): nothing is asked, the command runs in the workspace sandbox as before', async () => {
     const { sse } = await open({ text: '[[shell: touch auto.txt]] make the file' });
     await sse.ended;
