@@ -163,5 +163,5 @@ export class ChatEngine {
 
 function refusedMode(runtime: Runtime, mode: PermissionMode): string {
   const can = runtime.permissionModes.join(', ');
-  return `The ${runtime.name} runtime cannot honour permission_mode "${mode}" (it takes: ${can})`;
+  return `The ${runtime.name} runtime cannot honour permission_mode "${mode}" (it takes: ${can})${runtime.permissionNote ? `: ${runtime.permissionNote}` : ''}`;
 }

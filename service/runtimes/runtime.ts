@@ -125,6 +125,8 @@ export interface Runtime {
   readonly heartbeatMs: number;
   /** The permission modes this runtime can honour; any other is refused at prompt time (400). */
   readonly permissionModes: readonly PermissionMode[];
+  /** Why the other modes are refused, for the 400's detail. */
+  readonly permissionNote?: string;
   /** Whether this runtime's own store knows the session (backend selection, resume checks). */
   hasSession(sessionId: string): Promise<boolean>;
   /**
