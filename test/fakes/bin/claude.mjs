@@ -19,7 +19,7 @@
 // clia-protocol.md §6); with `--permission-prompt-tool stdio` too, "perm <n>" asks n times
 // (`can_use_tool` control requests as in fixture control-protocol/60, a Write whose content is
 // the time it was written), each after the answer to the one before, and
-// FAKE_CLAUDE_PERM_LOG=<file> gets one line per answer: {request_id, received_at, response}.
+// FAKE_CLAUDE_PERM_LOG=<file> gets one line per answer: {request_id, content, received_at, response}.
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, fstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -162,7 +162,7 @@ if (asks > 0) {
     out({ type: 'control_request', request_id: requestId, request: { subtype: 'can_use_tool', tool_name: 'Write', display_name: 'Write', input, permission_suggestions: [{ type: 'addRules', rules: [{ toolName: 'Write' }], behavior: 'allow', destination: 'localSettings' }], tool_use_id: `toolu_perm_${n}` } });
     const response = await answered;
     const receivedAt = performance.timeOrigin + performance.now();
-    if (process.env.FAKE_CLAUDE_PERM_LOG) appendFileSync(process.env.FAKE_CLAUDE_PERM_LOG, `${JSON.stringify({ request_id: requestId, received_at: receivedAt, response: response.response })}\n`);
+    if (process.env.FAKE_CLAUDE_PERM_LOG) appendFileSync(process.env.FAKE_CLAUDE_PERM_LOG, `${JSON.stringify({ request_id: requestId, content: input.content, received_at: receivedAt, response: response.response })}\n`);
   }
   out(result);
   finish(0);
