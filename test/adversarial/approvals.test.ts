@@ -39,7 +39,8 @@ const answers = (): any[] => (existsSync(permLog) ? readFileSync(permLog, 'utf8'
 describe('approvals against hostile clients', () => {
   it('a respond from a foreign Origin (or cross-site) is refused and decides nothing', async () => {
     const { streamId, sse, request } = await asking();
-    for (const headers of [{ origin: 'https://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }]) {
+    const hostile: Array<Record<string, string>> = [{ origin: 'https://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }];
+    for (const headers of hostile) {
       const res = await send(chat.port, 'POST', '/api/chat/respond', { body: { request_id: request.request_id, decision: 'allow' }, headers });
       expect(res.status, JSON.stringify(headers)).toBe(403);
       expectClearRefusal(res);

@@ -9,6 +9,7 @@ import type { CliSessionStore } from '../cli-session-store.js';
 import { LineAppender } from '../line-appender.js';
 import { recordProjectSession } from '../project-sessions.js';
 import type { Approvals, PermissionMode, RuntimeEvent } from '../runtime.js';
+import { toolTitle } from '../tool-title.js';
 import { answerCanUseTool, isControlLine, userMessage } from './control.js';
 import { outcomeOf } from './outcome.js';
 import { CliaParser } from './parser.js';
@@ -110,13 +111,10 @@ async function* attempt(
       const events = parser.push(line);
       for (const ask of parser.takeAsks()) answerCanUseTool(ask, approvals, cwd, (reply) => proc.write(reply));
       if (parser.result) proc.endInput();
-      if (isControlLine(line)) {
-        yield* events;
-        continue;
-      }
+      if (isControlLine(line)) continue;
       if (resume && !parser.sawInit) held.push(line);
       else transcript.add(...held.splice(0), line);
-      yield* events;
+      for (const event of events) yield event.type === 'tool-call' ? { ...event, title: toolTitle(event.name, event.input, cwd) } : event;
       if (parser.result && !ended && !(resume && !parser.sawInit && parser.result.sessionNotFound && !signal.aborted)) {
         ended = true;
         // Written before `done`, so a client that reloads the messages right away sees the answer.

@@ -12,6 +12,8 @@ import type { ExecItem, ExecUsage, ThreadEvent } from './thread-events.js';
  */
 export type Mapped =
   | { kind: 'text'; text: string }
+  /** The model's reasoning summary as it streams (the live stream's thinking). */
+  | { kind: 'thinking'; text: string }
   /** Written to the transcript and parsed into runtime events. */
   | { kind: 'event'; event: ThreadEvent }
   /** Written to the transcript only (the driver reports this ending itself). */
@@ -53,6 +55,9 @@ export class AppServerMapper {
         return [{ kind: 'event', event: { type: 'turn.started' } }];
       case 'item/agentMessage/delta':
         return typeof params.delta === 'string' && params.delta ? [{ kind: 'text', text: params.delta }] : [];
+      case 'item/reasoning/summaryTextDelta':
+      case 'item/reasoning/textDelta':
+        return typeof params.delta === 'string' && params.delta ? [{ kind: 'thinking', text: params.delta }] : [];
       case 'item/started': {
         const item = execItem(params.item);
         return item && item.type !== 'agent_message' && item.type !== 'reasoning' ? [{ kind: 'event', event: { type: 'item.started', item } }] : [];

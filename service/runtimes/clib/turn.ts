@@ -4,6 +4,7 @@ import type { CliSessionStore } from '../cli-session-store.js';
 import type { EventQueue } from '../event-queue.js';
 import { recordProjectSession } from '../project-sessions.js';
 import type { Approvals, PermissionMode, RuntimeEvent } from '../runtime.js';
+import { toolTitle } from '../tool-title.js';
 import { ClibApprovals, threadPolicy } from './approvals.js';
 import { AppServerMapper, type Mapped, type Notification } from './app-server-map.js';
 import { crashError, missingBinaryError, readableCodexError, unknownThreadError } from './errors.js';
@@ -168,6 +169,9 @@ export class ClibTurn {
       case 'text':
         this.out.push({ type: 'text', text: mapped.text });
         return;
+      case 'thinking':
+        this.out.push({ type: 'thinking', text: mapped.text });
+        return;
       case 'transcript':
         this.transcript.write(mapped.event);
         return;
@@ -175,7 +179,7 @@ export class ClibTurn {
         this.transcript.write(mapped.event);
         for (const event of this.parser.parse(mapped.event)) {
           if (event.type === 'done' || event.type === 'error') this.finish(event);
-          else this.out.push(event);
+          else this.out.push(event.type === 'tool-call' ? { ...event, title: toolTitle(event.name, event.input, this.plan.cwd) } : event);
         }
         return;
       case 'end':

@@ -99,6 +99,9 @@ describe.skipIf(!codex)('permission modes on the real codex', () => {
     const { sessionId, sse } = await open({ text: '[[shell]] Run a shell command and tell me the output', stream_events: 'full' });
     await sse.ended;
     const events = sse.named().map((e) => e.event);
+    // The fake's reasoning summary, streamed as thinking before the command.
+    const thinking = sse.named().filter((e) => e.event === 'thinking-delta').map((e) => e.data.text).join('');
+    expect(thinking).toBe('**Running a command**\n\nI will run a shell command to answer.**Answering**\n\nA short greeting is enough.');
     expect(events.filter((e) => e === 'usage')).toHaveLength(1);
     expect(events.slice(-2)).toEqual(['usage', 'done']);
     const usage = sse.named().at(-2)!.data;
