@@ -130,6 +130,19 @@ describe.skipIf(!claude)('permission modes on the real claude CLI', () => {
     expect(results).toEqual([expect.objectContaining({ tool_call_id: call.data.tool_call_id, output: 'hi', is_error: false })]);
   });
 
+  it('stream_events full: a tool output over 16 KB is cut on the stream (truncated: true), whole in the session', async () => {
+    const { sessionId, sse } = await open({ text: "Please run `head -c 20000 /dev/zero | tr '\\0' a`", stream_events: 'full', permission_mode: 'ask' });
+    const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);
+    await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'allow' });
+    await sse.ended;
+    const result = sse.named().find((e) => e.event === 'tool-result')!;
+    expect(result.data.ok).toBe(true);
+    expect(result.data.truncated).toBe(true);
+    expect(result.data.output).toBe('a'.repeat(16 * 1024));
+    const stored = (await chat.get(`/api/messages/${sessionId}`)).json().messages.find((m: any) => m.tool_result?.tool_call_id === result.data.tool_call_id);
+    expect(stored.tool_result.output).toBe('a'.repeat(20000));
+  });
+
   it('a spec client (no permission_mode, no stream_events) gets only the spec events for a tool turn', async () => {
     const { sse } = await open({ text: 'Please run echo hi' });
     await sse.ended;
