@@ -95,10 +95,10 @@ export function outputText(output: unknown): string {
 
 /** At most `bytes` of UTF-8, cut on a character boundary. */
 function cut(text: string, bytes: number): { text: string; truncated: boolean } {
-  if (Buffer.byteLength(text) <= bytes) return { text, truncated: false };
-  let end = Math.min(text.length, bytes);
-  while (Buffer.byteLength(text.slice(0, end)) > bytes) end = Math.floor(end * 0.9);
-  // Do not split a surrogate pair.
-  if (end > 0 && /[\ud800-\udbff]/.test(text[end - 1]!)) end--;
-  return { text: text.slice(0, end), truncated: true };
+  if (text.length * 3 <= bytes || Buffer.byteLength(text) <= bytes) return { text, truncated: false };
+  const buf = Buffer.from(text, 'utf8');
+  let end = bytes;
+  // Back up over a sequence the cut would split (its continuation bytes are 10xxxxxx).
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
+  return { text: buf.subarray(0, end).toString('utf8'), truncated: true };
 }

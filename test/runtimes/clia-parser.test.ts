@@ -78,8 +78,15 @@ describe('clia stdout parser, on every recorded run', () => {
     expect(events.filter((e) => e.type === 'text')).toHaveLength(5);
     const usage = events.filter((e) => e.type === 'usage');
     const perRun = json('02-resume-text').find((o) => o.type === 'result').model_usage_since_last_result['claude-opus-5-5'];
+    // The context in use: what the main thread's last model call sent (its message_start usage).
+    const sent = json('02-resume-text').filter((o) => o.type === 'stream_event' && o.event.type === 'message_start' && !o.parent_tool_use_id).at(-1).event.message.usage;
+    const contextTokens = sent.input_tokens + sent.cache_read_input_tokens + sent.cache_creation_input_tokens;
+    expect(contextTokens).toBeGreaterThan(0);
     expect(usage).toEqual([
-      { type: 'usage', usage: { model: 'claude-opus-5-5', input: perRun.inputTokens, output: perRun.outputTokens, cacheRead: perRun.cacheReadInputTokens, cacheWrite: perRun.cacheCreationInputTokens, costUsd: perRun.costUSD } },
+      {
+        type: 'usage',
+        usage: { model: 'claude-opus-5-5', input: perRun.inputTokens, output: perRun.outputTokens, cacheRead: perRun.cacheReadInputTokens, cacheWrite: perRun.cacheCreationInputTokens, costUsd: perRun.costUSD, contextWindow: perRun.contextWindow, contextTokens },
+      },
     ]);
     expect(parser.result).toMatchObject({ isError: false, sessionNotFound: false });
   });

@@ -47,6 +47,8 @@ export class CliaParser {
   private readonly streamed = new Set<string>();
   private lastTextMessage: string | undefined;
   private asks: CanUseTool[] = [];
+  /** The main thread's last model call: its model and the tokens it sent (the context in use). */
+  private lastCall: { model: string; contextTokens: number } | undefined;
 
   /** The permission requests read since the last call. */
   takeAsks(): CanUseTool[] {
@@ -69,7 +71,7 @@ export class CliaParser {
         return this.user(msg);
       case 'result':
         this.result = resultOf(msg);
-        return this.result.usage.map((usage) => ({ type: 'usage', usage }));
+        return this.result.usage.map((usage) => ({ type: 'usage', usage: usage.model === this.lastCall?.model ? { ...usage, contextTokens: this.lastCall!.contextTokens } : usage }));
       case 'control_request':
         this.controlRequest(msg);
         return [];
@@ -90,10 +92,17 @@ export class CliaParser {
     });
   }
 
+  private noteCall(message: Json | undefined): void {
+    const u = obj(message?.usage);
+    if (!u || typeof message?.model !== 'string') return;
+    this.lastCall = { model: message.model, contextTokens: num(u.input_tokens) + num(u.cache_read_input_tokens) + num(u.cache_creation_input_tokens) };
+  }
+
   private streamEvent(msg: Json): RuntimeEvent[] {
     if (msg.parent_tool_use_id) return [];
     const event = obj(msg.event);
     const delta = obj(event?.delta);
+    if (event?.type === 'message_start') this.noteCall(obj(event.message));
     if (event?.type === 'content_block_delta' && delta?.type === 'thinking_delta' && typeof delta.thinking === 'string') return delta.thinking ? [{ type: 'thinking', text: delta.thinking }] : [];
     if (event?.type !== 'content_block_delta' || delta?.type !== 'text_delta' || typeof delta.text !== 'string') return [];
     const messageId = typeof msg.api_message_id === 'string' ? msg.api_message_id : '';
@@ -171,6 +180,7 @@ function usageOf(msg: Json): TurnUsage[] {
         cacheWrite: num(u.cacheCreationInputTokens),
       };
       if (typeof u.costUSD === 'number') usage.costUsd = u.costUSD;
+      if (typeof u.contextWindow === 'number') usage.contextWindow = u.contextWindow;
       return [usage];
     });
   }

@@ -35,6 +35,8 @@ interface TokenBreakdown {
 
 export class AppServerMapper {
   private turnId: string | undefined;
+  /** The last model request's size and the model's window (thread/tokenUsage/updated). */
+  context: { tokens?: number; window?: number } = {};
   private readonly usage: Required<ExecUsage> = { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
 
   constructor(
@@ -71,7 +73,12 @@ export class AppServerMapper {
         return [{ kind: 'event', event: { type: 'error', message: params.willRetry ? `Reconnecting... (${text})` : text } }];
       }
       case 'thread/tokenUsage/updated':
-        if (this.turnId && params.turnId === this.turnId) this.add(params.tokenUsage?.last ?? {});
+        if (this.turnId && params.turnId === this.turnId) {
+          this.add(params.tokenUsage?.last ?? {});
+          const tokens = params.tokenUsage?.last?.totalTokens;
+          const window = params.tokenUsage?.modelContextWindow;
+          this.context = { ...(typeof tokens === 'number' ? { tokens } : {}), ...(typeof window === 'number' ? { window } : {}) };
+        }
         return [];
       case 'turn/completed':
         return params.turn?.id === this.turnId || this.turnId === undefined ? this.ended(params.turn ?? {}) : [];

@@ -179,12 +179,20 @@ export class ClibTurn {
         this.transcript.write(mapped.event);
         for (const event of this.parser.parse(mapped.event)) {
           if (event.type === 'done' || event.type === 'error') this.finish(event);
-          else this.out.push(event.type === 'tool-call' ? { ...event, title: toolTitle(event.name, event.input, this.plan.cwd) } : event);
+          else this.out.push(this.live(event));
         }
         return;
       case 'end':
         this.endSeen(mapped.status);
     }
+  }
+
+  /** What the stream adds to the parser's events: titles relative to the cwd, the context figures. */
+  private live(event: RuntimeEvent): RuntimeEvent {
+    if (event.type === 'tool-call') return { ...event, title: toolTitle(event.name, event.input, this.plan.cwd) };
+    const context = this.mapper?.context;
+    if (event.type !== 'usage' || !context) return event;
+    return { ...event, usage: { ...event.usage, ...(context.tokens !== undefined ? { contextTokens: context.tokens } : {}), ...(context.window !== undefined ? { contextWindow: context.window } : {}) } };
   }
 
   /** Resolves never; rejects when codex's output ends before the turn did. */

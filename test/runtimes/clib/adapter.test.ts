@@ -55,7 +55,7 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
     expect(events[0]).toEqual({ type: 'session', sessionId });
     expect(events.filter((e) => e.type === 'text').length).toBeGreaterThan(3);
     expect(textOf(events)).toBe('Hello from fake-openai. You said: Say hello');
-    expect(events.at(-2)).toEqual({ type: 'usage', usage: { model: 'gpt-5.5', input: expect.any(Number), output: expect.any(Number), cacheRead: 0, cacheWrite: 0 } });
+    expect(events.at(-2)).toEqual({ type: 'usage', usage: { model: 'gpt-5.5', input: expect.any(Number), output: expect.any(Number), cacheRead: 0, cacheWrite: 0, contextTokens: expect.any(Number), contextWindow: expect.any(Number) } });
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
 
     const [start] = await requestsOf('thread/start');

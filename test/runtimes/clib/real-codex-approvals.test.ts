@@ -107,6 +107,8 @@ describe.skipIf(!codex)('permission modes on the real codex', () => {
     const usage = sse.named().at(-2)!.data;
     expect(usage).toMatchObject({ input: expect.any(Number), output: expect.any(Number), cache_read: expect.any(Number), cache_write: expect.any(Number) });
     expect(usage.output).toBeGreaterThan(0);
+    expect(usage.context_tokens).toBeGreaterThan(0);
+    expect(typeof usage.context_window).toBe('number');
     const call = sse.named().find((e) => e.event === 'tool-call')!;
     const result = sse.named().find((e) => e.event === 'tool-result')!;
     expect(call.data).toMatchObject({ tool: 'command_execution', title: expect.stringMatching(/^Run `.*echo hello-from-tool.*`$/), input: { command: expect.stringContaining('echo hello-from-tool') } });
