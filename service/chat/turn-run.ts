@@ -101,6 +101,8 @@ export class TurnRun {
       this.accept({ type: 'error', message: (err as Error).message || 'The agent failed' });
     }
     if (!this.terminal) this.accept(this.aborted ? { type: 'done', finishReason: 'aborted' } : { type: 'error', message: 'The agent ended without an answer' });
+    // A question the program left behind can no longer be answered.
+    this.options.permissions?.denyAll(this);
     this.markEnded();
     this.options.onEnd();
     this.wake.resolve();

@@ -153,6 +153,14 @@ describe.skipIf(!claude)('permission modes on the real claude CLI', () => {
     expect(textOf(sse)).toBe("I'll run that command.\n\nThe tool returned: hi");
   });
 
+  it('a prompt longer than one argv element (128 KiB) goes on stdin in auto mode and reaches the model whole', async () => {
+    const long = `${'word '.repeat(60_000)}end`;
+    const { sse } = await open({ text: long });
+    await sse.ended;
+    expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
+    expect(textOf(sse)).toBe(`Hello from the fake Anthropic API. You said: ${long}`);
+  });
+
   it('a pending request: /api/chat/active shows it, a reconnect with Last-Event-ID replays it, the timeout denies it', async () => {
     const { streamId, sessionId, sse } = await open({ text: 'Please write timed.txt containing late', permission_mode: 'ask' });
     const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);
