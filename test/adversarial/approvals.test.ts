@@ -125,6 +125,26 @@ describe('approvals against hostile clients', () => {
     expect((await chat.prompt({ text: 'hi', permission_mode: 'yolo' })).json()).toEqual({ detail: 'permission_mode must be one of auto, ask, accept_edits, plan' });
   });
 
+  it('what the program is told: updated_input on allow, session-only rules on allow_session, the message on deny', async () => {
+    const cases: Array<[Record<string, unknown>, (response: any, request: any) => void]> = [
+      [{ decision: 'allow', updated_input: { file_path: '/tmp/elsewhere.txt', content: 'changed' } }, (r) => expect(r).toEqual({ behavior: 'allow', updatedInput: { file_path: '/tmp/elsewhere.txt', content: 'changed' } })],
+      [{ decision: 'allow' }, (r, request) => expect(r).toEqual({ behavior: 'allow', updatedInput: request.input })],
+      [
+        { decision: 'allow_session' },
+        (r, request) => expect(r).toEqual({ behavior: 'allow', updatedInput: request.input, updatedPermissions: [{ type: 'addRules', rules: [{ toolName: 'Write' }], behavior: 'allow', destination: 'session' }] }),
+      ],
+      [{ decision: 'deny', message: 'Use another name' }, (r) => expect(r).toEqual({ behavior: 'deny', message: 'Use another name' })],
+      [{ decision: 'deny' }, (r) => expect(r).toEqual({ behavior: 'deny', message: 'The user denied this action' })],
+    ];
+    for (const [body, check] of cases) {
+      const { sse, request } = await asking();
+      expect(request.options).toEqual(['allow', 'deny', 'allow_session']);
+      expect((await chat.post('/api/chat/respond', { request_id: request.request_id, ...body })).status).toBe(200);
+      await sse.ended;
+      check(answers().find((a) => a.content === request.input.content).response, request);
+    }
+  });
+
   it('the log records requests and decisions without the tool input', async () => {
     const { sse, request } = await asking();
     await chat.post('/api/chat/respond', { request_id: request.request_id, decision: 'allow' });
