@@ -145,6 +145,18 @@ describe('approvals against hostile clients', () => {
     }
   });
 
+  it('GET /api/chat/active: waiting before the stream opens, running after, gone once ended', async () => {
+    const res = await chat.prompt({ text: 'a slow answer please', agent_name: 'clia_code', agent_id: 'act' });
+    const { stream_id: streamId, session_id: sessionId } = res.json();
+    const listed = (): any => (chat.get('/api/chat/active') as Promise<any>).then((r) => r.json().find((t: any) => t.stream_id === streamId));
+    expect(await listed()).toEqual({ stream_id: streamId, session_id: sessionId, agent_name: 'clia_code', agent_id: 'act', started_at: expect.any(String), state: 'waiting', pending: [] });
+    const sse = await chat.stream(streamId);
+    await sse.waitFor((e) => e.event === 'text-delta', 10_000);
+    expect(await listed()).toMatchObject({ stream_id: streamId, state: 'running', pending: [] });
+    await sse.ended;
+    expect(await listed()).toBeUndefined();
+  });
+
   it('the log records requests and decisions without the tool input', async () => {
     const { sse, request } = await asking();
     await chat.post('/api/chat/respond', { request_id: request.request_id, decision: 'allow' });
