@@ -192,5 +192,6 @@ describe.skipIf(!claude)('permission modes on the real claude CLI', () => {
     expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'aborted' } });
     expect((await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'allow' })).status).toBe(409);
     expect(existsSync(path.join(project, 'aborted.txt'))).toBe(false);
+    await expect.poll(() => chat.service.ctx.supervisor.size, { timeout: 10_000 }).toBe(0);
   });
 });

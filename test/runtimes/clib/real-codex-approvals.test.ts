@@ -65,6 +65,18 @@ describe.skipIf(!codex)('permission modes on the real codex', () => {
     expect(existsSync(path.join(project, 'denied-by-user.txt'))).toBe(false);
   });
 
+  it('an abort while a command waits for its answer: denied by abort, the turn ends aborted, codex is gone', async () => {
+    const { streamId, sse } = await open({ text: '[[shell: touch aborted-while-asking.txt]] make the file', permission_mode: 'ask' });
+    const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);
+    expect((await chat.get('/api/chat/active')).json().find((t: any) => t.stream_id === streamId)).toMatchObject({ agent_name: 'clib', agent_id: 'perm', state: 'awaiting_permission' });
+    await chat.post('/api/chat/abort', { stream_id: streamId });
+    await sse.ended;
+    expect(sse.named().filter((e) => e.event === 'permission-resolved').map((e) => e.data)).toEqual([{ request_id: asked.data.request_id, decision: 'deny', by: 'abort' }]);
+    expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'aborted' } });
+    expect(existsSync(path.join(project, 'aborted-while-asking.txt'))).toBe(false);
+    await expect.poll(() => chat.service.ctx.supervisor.size, { timeout: 10_000 }).toBe(0);
+  });
+
   it('ask: a file change is asked about (with its paths) and, allowed, written', async () => {
     const { sse } = await open({ text: '[[patch: asked.txt patched-after-asking]] add the file', permission_mode: 'ask' });
     const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);
