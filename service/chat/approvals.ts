@@ -64,7 +64,8 @@ export class PermissionRegistry {
     const timer = setTimeout(() => this.finish(requestId, { answer: { decision: 'deny', message: 'Nobody answered the permission request in time' }, by: 'timeout' }), this.timeoutMs);
     timer.unref();
     this.pending.set(requestId, { owner, data, settle, timer });
-    this.log.info({ request_id: requestId, session_id: sessionId, tool: ask.tool }, 'permission requested');
+    // Logged after the frame and the decision are on their way, not in their path.
+    setImmediate(() => this.log.info({ request_id: requestId, session_id: sessionId, tool: ask.tool }, 'permission requested'));
     return { data, decision };
   }
 
@@ -102,8 +103,8 @@ export class PermissionRegistry {
     clearTimeout(entry.timer);
     this.pending.delete(requestId);
     if (settled.by !== 'timeout') this.settled.set(requestId, { until: Date.now() + this.timeoutMs, sessionId: entry.data.session_id });
-    this.log.info({ request_id: requestId, session_id: entry.data.session_id, tool: entry.data.tool, decision: settled.answer.decision, by: settled.by }, 'permission decided');
     entry.settle(settled);
+    setImmediate(() => this.log.info({ request_id: requestId, session_id: entry.data.session_id, tool: entry.data.tool, decision: settled.answer.decision, by: settled.by }, 'permission decided'));
   }
 
   private prune(): void {
