@@ -110,6 +110,8 @@ export interface ChatConfig {
   reconnectWaitMs: number;
   /** Bytes of event data kept per turn for Last-Event-ID replay. */
   replayBytes: number;
+  /** An unanswered permission request is denied after this (SPACE_PERMISSION_TIMEOUT_MS, default 10 min). */
+  permissionTimeoutMs: number;
   /** After an abort's SIGINT, how long the program gets before its group is killed. */
   abortGraceMs: number;
 }
@@ -183,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
       reconnectWaitMs: parsePositiveInt(env.SPACE_CHAT_RECONNECT_WAIT_MS, 'SPACE_CHAT_RECONNECT_WAIT_MS', 300_000),
       replayBytes: parsePositiveInt(env.SPACE_CHAT_REPLAY_BYTES, 'SPACE_CHAT_REPLAY_BYTES', 512 * 1024),
       abortGraceMs: parsePositiveInt(env.SPACE_CHAT_ABORT_GRACE_MS, 'SPACE_CHAT_ABORT_GRACE_MS', 3000),
+      permissionTimeoutMs: parsePositiveInt(env.SPACE_PERMISSION_TIMEOUT_MS, 'SPACE_PERMISSION_TIMEOUT_MS', 600_000),
     }),
     childEnv: Object.freeze(childEnvOf(env, home)),
     connectors: Object.freeze(connectorsConfig(env, home)),

@@ -1,11 +1,15 @@
 import type { Response } from 'express';
 import type { ServiceContext } from '../context.js';
-import type { HttpError } from '../errors.js';
-import type { PreparedTurn, Runtime } from '../runtimes/runtime.js';
+import { HttpError } from '../errors.js';
+import type { PermissionMode, PreparedTurn, Runtime } from '../runtimes/runtime.js';
+import { activeTurns, type ActiveTurn } from './active.js';
+import { PermissionRegistry } from './approvals.js';
 import { agentIdFromSpace, selectRuntime } from './backend.js';
 import { follow, namedFrame, reconnect } from './delivery.js';
 import { TurnLimits, type Reservation } from './limits.js';
+import type { StreamEvents } from './frames.js';
 import type { PromptRequest } from './request.js';
+import type { RespondRequest } from './respond-request.js';
 import { StreamRegistry } from './stream-registry.js';
 import { TurnRun, type TurnFrame } from './turn-run.js';
 
@@ -19,6 +23,10 @@ export interface PendingTurn {
   prepared: PreparedTurn;
   reservation: Reservation;
   discard(): void;
+  permissionMode: PermissionMode;
+  streamEvents: StreamEvents;
+  /** When the prompt was accepted. */
+  acceptedAt: Date;
 }
 
 /** How long a prompt waits for the previous turn of its session to finish after its `done`. */
@@ -28,10 +36,12 @@ export class ChatEngine {
   private readonly limits: TurnLimits;
   private readonly registry: StreamRegistry<PendingTurn>;
   private readonly running = new Set<TurnRun>();
+  private readonly permissions: PermissionRegistry;
 
   constructor(private readonly ctx: ServiceContext) {
     this.limits = new TurnLimits(ctx.config.chat.maxTurns);
     this.registry = new StreamRegistry(ctx.config.chat);
+    this.permissions = new PermissionRegistry(ctx.config.chat.permissionTimeoutMs, ctx.log);
   }
 
   /** Turns accepted and not yet ended (the 429 count). */
@@ -53,11 +63,13 @@ export class ChatEngine {
   /** Admits a turn without starting it; every refusal is an HttpError the client hears now. */
   async accept(request: PromptRequest): Promise<PendingTurn> {
     const runtime = await selectRuntime(this.ctx, request.agentName, request.sessionId);
+    const permissionMode = request.permissionMode ?? 'auto';
+    if (!runtime.permissionModes.includes(permissionMode)) throw new HttpError(400, refusedMode(runtime, permissionMode));
     if (request.sessionId !== undefined) await this.limits.whenFinished(request.sessionId, FINISHING_WAIT_MS);
     const reservation = this.limits.reserve(request.sessionId);
     try {
       const agentId = request.sessionId === undefined ? (request.agentId ?? (request.space ? await agentIdFromSpace(this.ctx, request.space) : undefined)) : undefined;
-      const prepared = await runtime.prepare({ text: request.text, sessionId: request.sessionId, agentId, skill: request.skill, model: request.model });
+      const prepared = await runtime.prepare({ text: request.text, sessionId: request.sessionId, agentId, skill: request.skill, model: request.model, permissionMode });
       reservation.bind(prepared.sessionId);
       return {
         runtime,
@@ -67,6 +79,9 @@ export class ChatEngine {
           prepared.discard?.();
           reservation.release();
         },
+        permissionMode,
+        streamEvents: request.streamEvents ?? 'spec',
+        acceptedAt: new Date(),
       };
     } catch (err) {
       reservation.release();
@@ -89,6 +104,10 @@ export class ChatEngine {
         pending.reservation.release();
         this.running.delete(run);
       },
+      streamEvents: pending.streamEvents,
+      about: { agentName: pending.runtime.name, agentId: pending.prepared.agentId ?? null },
+      // `auto` asks nothing: the runtime declines what needs approval, as the spec's service does.
+      ...(pending.permissionMode === 'auto' ? {} : { permissions: this.permissions }),
     });
     this.running.add(run);
     run.start();
@@ -117,6 +136,16 @@ export class ChatEngine {
     void (after === undefined ? reconnect(stream, run, reconnectWaitMs) : follow(stream, run, after, namedFrame, () => reconnect(stream, run, reconnectWaitMs)));
   }
 
+  /** POST /api/chat/respond with a request named. */
+  respond(request: RespondRequest): void {
+    this.permissions.respond(request);
+  }
+
+  /** GET /api/chat/active. */
+  active(): ActiveTurn[] {
+    return activeTurns(this.registry.list());
+  }
+
   /** POST /api/chat/abort: drops the entry and, beyond the spec, stops the running turn. */
   abort(streamId: string): void {
     this.registry.drop(streamId)?.abort();
@@ -135,4 +164,9 @@ export class ChatEngine {
     await Promise.race([Promise.all(runs.map((run) => run.ended)), limit]);
     clearTimeout(timer);
   }
+}
+
+function refusedMode(runtime: Runtime, mode: PermissionMode): string {
+  const can = runtime.permissionModes.join(', ');
+  return `The ${runtime.name} runtime cannot honour permission_mode "${mode}" (it takes: ${can})${runtime.permissionNote ? `: ${runtime.permissionNote}` : ''}`;
 }

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { HttpError } from '../errors.js';
 import { SAFE_ID } from '../ids.js';
+import { PERMISSION_MODES, type PermissionMode } from '../runtimes/runtime.js';
+import type { StreamEvents } from './frames.js';
 
 /**
  * POST /api/chat/prompt's body, checked. Absent, null and "" optional fields count as absent,
@@ -16,6 +18,10 @@ export interface PromptRequest {
   /** `agent_type` without any leading `/` or `$` (the runtime adds its own prefix). */
   skill?: string;
   model?: string;
+  /** Beyond the spec (opt-in): absent is `auto`, today's behaviour. */
+  permissionMode?: PermissionMode;
+  /** Beyond the spec (opt-in): absent is `spec`, the spec's events only. */
+  streamEvents?: StreamEvents;
 }
 
 /** A skill name: nothing that could leave a folder. */
@@ -38,6 +44,7 @@ export function parsePrompt(body: unknown): PromptRequest {
     space: parseSpace(optionalString(b, 'space')),
     skill: agentType,
     model: optionalString(b, 'model'),
+    ...optIns(b),
   };
 }
 
@@ -53,6 +60,15 @@ export function agentNameOf(body: Record<string, unknown>): string | undefined {
 function parseSpace(value: string | undefined): string | undefined {
   if (value === undefined || value === '~' || value.startsWith('~/') || path.isAbsolute(value)) return value;
   throw new HttpError(400, 'space must be absolute');
+}
+
+/** The opt-in fields: a value outside their lists is 400, never a silent default. */
+function optIns(b: Record<string, unknown>): Pick<PromptRequest, 'permissionMode' | 'streamEvents'> {
+  const mode = optionalString(b, 'permission_mode');
+  if (mode !== undefined && !(PERMISSION_MODES as readonly string[]).includes(mode)) throw new HttpError(400, `permission_mode must be one of ${PERMISSION_MODES.join(', ')}`);
+  const events = optionalString(b, 'stream_events');
+  if (events !== undefined && events !== 'spec' && events !== 'full') throw new HttpError(400, 'stream_events must be "spec" or "full"');
+  return { ...(mode ? { permissionMode: mode as PermissionMode } : {}), ...(events ? { streamEvents: events } : {}) };
 }
 
 /** `agent_type`, with or without its `/` or `$` (the runtime adds its own prefix). */

@@ -4,6 +4,7 @@ import { routedPath } from '../http/head-checks.js';
 import { ChatEngine } from './engine.js';
 import { legacyRoutes } from './legacy.js';
 import { parsePrompt } from './request.js';
+import { parseRespond } from './respond-request.js';
 
 /** Every route that starts a turn. */
 const PROMPT_PATHS = new Set(['/api/chat/prompt', '/ask_question', '/ask_question_streaming']);
@@ -30,10 +31,14 @@ export function chatRoutes(ctx: ServiceContext): Router {
     res.json({ ok: true });
   });
 
-  // Reserved by the spec for future use: any JSON is accepted and ignored.
-  router.post('/api/chat/respond', (_req, res) => void res.json({ ok: true }));
+  // The spec's reserved no-op for a body that names no request; the answer to a permission request otherwise.
+  router.post('/api/chat/respond', (req, res) => {
+    const request = parseRespond(req.body);
+    if (request) engine.respond(request);
+    res.json({ ok: true });
+  });
 
-  router.get('/api/chat/active', (_req, res) => void res.json([]));
+  router.get('/api/chat/active', (_req, res) => void res.json(engine.active()));
 
   router.use(legacyRoutes(ctx, engine));
   return router;

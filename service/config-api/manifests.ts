@@ -38,6 +38,10 @@ const Binding = z.object({
   args: z.array(z.string()),
   resume_args: z.array(z.string()).optional(),
   model_args: z.array(z.string()).optional(),
+  /** Replaces the `-- {prompt}` tail of `args` when the prompt goes on stdin as a protocol message. */
+  stream_input_args: z.array(z.string()).optional(),
+  /** Extra arguments per permission mode other than `auto` (docs/approvals.md). */
+  permission_mode_args: z.record(z.string(), z.array(z.string())).optional(),
   /** Env-file variable -> the variable the program reads. */
   env: z.record(z.string(), z.string()),
   /** Fixed variables for every run of the program. */

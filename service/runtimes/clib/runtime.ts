@@ -10,7 +10,7 @@ import { CliSessionStore } from '../cli-session-store.js';
 import { titleFromPrompt } from '../title.js';
 import { EventQueue } from '../event-queue.js';
 import { programEnv } from '../program-env.js';
-import type { PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
+import type { Approvals, PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
 import { ClibTurn, type TurnPlan } from './turn.js';
 
 /**
@@ -29,6 +29,7 @@ export const CLIB_DEFAULT_AGENT = 'default';
 export class ClibRuntime implements Runtime {
   readonly name = 'clib' as const;
   readonly heartbeatMs: number;
+  readonly permissionModes = ['auto', 'ask', 'accept_edits', 'plan'] as const;
   readonly store: CliSessionStore;
 
   constructor(private readonly ctx: ServiceContext) {
@@ -44,7 +45,8 @@ export class ClibRuntime implements Runtime {
     const plan = request.sessionId ? await this.resumePlan(request, request.sessionId) : await this.newPlan(request);
     return {
       sessionId: plan.sessionId,
-      run: (signal) => this.run(plan, signal),
+      agentId: plan.agentId,
+      run: (signal, approvals) => this.run(plan, signal, approvals),
     };
   }
 
@@ -52,10 +54,10 @@ export class ClibRuntime implements Runtime {
     // Every turn's child is stopped by its own turn (and by the supervisor on shutdown).
   }
 
-  private run(plan: TurnPlan, signal: AbortSignal): AsyncIterable<RuntimeEvent> {
+  private run(plan: TurnPlan, signal: AbortSignal, approvals?: Approvals): AsyncIterable<RuntimeEvent> {
     const queue = new EventQueue<RuntimeEvent>();
     void this.deps().then(
-      (deps) => new ClibTurn(deps, plan, queue, signal).run(),
+      (deps) => new ClibTurn(deps, plan, queue, signal, approvals).run(),
       (err: unknown) => {
         queue.push({ type: 'error', message: `Codex could not be prepared: ${err instanceof Error ? err.message : String(err)}` });
         queue.end();
@@ -82,10 +84,10 @@ export class ClibRuntime implements Runtime {
     return { sessionId, agentId: found.agentId, isNew: false, cwd, ...(threadId ? { threadId } : {}), ...this.prompt(request) };
   }
 
-  private prompt(request: TurnRequest): Pick<TurnPlan, 'text' | 'prompt' | 'title'> {
+  private prompt(request: TurnRequest): Pick<TurnPlan, 'text' | 'prompt' | 'title' | 'permissionMode'> {
     const prompt = request.skill ? `$${request.skill} ${request.text}` : request.text;
     const title = titleFromPrompt(request.text);
-    return { text: request.text, prompt, title };
+    return { text: request.text, prompt, title, permissionMode: request.permissionMode ?? 'auto' };
   }
 
   private async deps() {

@@ -26,6 +26,9 @@ const AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export class RuntimeaRuntime implements Runtime {
   readonly name = 'runtimea' as const;
   readonly heartbeatMs: number;
+  /** Only auto: the service reaches the gateway over its HTTP chat endpoint, which carries no approvals (docs/approvals.md). */
+  readonly permissionModes = ['auto'] as const;
+  readonly permissionNote = 'the service talks to the gateway over its HTTP chat endpoint, which carries no approvals or per-turn permission mode';
   readonly store: GatewaySessionStore;
 
   constructor(

@@ -55,7 +55,7 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
     expect(events[0]).toEqual({ type: 'session', sessionId });
     expect(events.filter((e) => e.type === 'text').length).toBeGreaterThan(3);
     expect(textOf(events)).toBe('Hello from fake-openai. You said: Say hello');
-    expect(events.at(-2)).toEqual({ type: 'usage', usage: { model: 'gpt-5.5', input: expect.any(Number), output: expect.any(Number), cacheRead: 0, cacheWrite: 0 } });
+    expect(events.at(-2)).toEqual({ type: 'usage', usage: { model: 'gpt-5.5', input: expect.any(Number), output: expect.any(Number), cacheRead: 0, cacheWrite: 0, contextTokens: expect.any(Number), contextWindow: expect.any(Number) } });
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
 
     const [start] = await requestsOf('thread/start');
@@ -113,7 +113,7 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
     const events = await collect((await runtime.prepare({ text: '[[shell]] run it', agentId: 'proj-a' })).run(new AbortController().signal));
     const call = events.find((e) => e.type === 'tool-call');
     expect(call).toMatchObject({ name: 'command_execution', input: { command: "/bin/bash -lc 'echo hello-from-tool'" } });
-    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ id: (call as { id: string }).id, output: { output: 'hello-from-tool\n', exit_code: 0 }, isError: false });
+    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ id: (call as { id: string }).id, output: 'hello-from-tool\n', isError: false });
     expect(textOf(events)).toContain('hello-from-tool');
   });
 

@@ -12,6 +12,7 @@ import { openclawConfig } from '../../fakes/openclaw-config.js';
 import { textOf } from '../../helpers/events.js';
 import { realProgram } from '../../helpers/programs.js';
 import { startService, type TestService } from '../../helpers/service.js';
+import { openSse, type SseConnection } from '../../helpers/sse.js';
 
 /**
  * Real-program lane: the pinned OpenClaw gateway on the pinned Node 24, started and supervised
@@ -112,4 +113,34 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
     expect(textOf(again.events)).toMatch(/^Fake reply #\d+: you said "\[Queued user message from a previous active turn[^]*answer slowly SLOW_8S please[^]*are you there"$/);
     expect(again.events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
   }, 90_000);
+
+  async function chatTurn(body: Record<string, unknown>): Promise<SseConnection> {
+    const res = await svc.post('/api/chat/prompt', { agent_name: 'runtimea', ...body });
+    expect(res.status, res.text).toBe(200);
+    const sse = await openSse(svc.port, `/api/chat/stream/${res.json().stream_id}`);
+    await sse.ended;
+    return sse;
+  }
+
+  it('a spec client through /api/chat: exactly the spec events, a tool turn included', async () => {
+    const sse = await chatTurn({ text: 'please USE_TOOL to list the workspace', session_id: first });
+    expect(new Set(sse.named().map((e) => e.event))).toEqual(new Set(['text-delta', 'done']));
+    expect(sse.named().at(-1)!.event).toBe('done');
+  }, 60_000);
+
+  it('stream_events full: the usage once, before done', async () => {
+    const sse = await chatTurn({ text: 'hello in full', session_id: first, stream_events: 'full' });
+    expect(sse.named().map((e) => e.event).slice(-2)).toEqual(['usage', 'done']);
+    expect(sse.named().at(-2)!.data).toMatchObject({ input: expect.any(Number), output: expect.any(Number), cost_usd: expect.any(Number) });
+  }, 60_000);
+
+  it('permission modes that ask or restrict are 400 for runtimea, saying why; auto is the spec behaviour', async () => {
+    for (const mode of ['ask', 'accept_edits', 'plan']) {
+      const res = await svc.post('/api/chat/prompt', { agent_name: 'runtimea', text: 'hi', permission_mode: mode });
+      expect(res.status).toBe(400);
+      expect(res.json().detail).toMatch(new RegExp(`^The runtimea runtime cannot honour permission_mode "${mode}" \\(it takes: auto\\): `));
+    }
+    const sse = await chatTurn({ text: 'auto is fine', session_id: first, permission_mode: 'auto' });
+    expect(sse.named().at(-1)!.event).toBe('done');
+  }, 60_000);
 });
