@@ -1,5 +1,5 @@
 import type { PermissionRequestData } from './approvals.js';
-import type { PendingTurn } from './engine.js';
+import type { PreparedTurn } from '../runtimes/runtime.js';
 import type { TurnRun } from './turn-run.js';
 
 /**
@@ -17,7 +17,14 @@ export interface ActiveTurn {
   pending: PermissionRequestData[];
 }
 
-type Entry = { streamId: string; pending: PendingTurn } | { streamId: string; run: TurnRun };
+/** What this view reads of an accepted prompt not yet streamed (the engine's PendingTurn). */
+interface WaitingTurn {
+  runtime: { name: string };
+  prepared: Pick<PreparedTurn, 'sessionId' | 'agentId'>;
+  acceptedAt: Date;
+}
+
+type Entry = { streamId: string; pending: WaitingTurn } | { streamId: string; run: TurnRun };
 
 export function activeTurns(entries: readonly Entry[]): ActiveTurn[] {
   const out: ActiveTurn[] = [];
