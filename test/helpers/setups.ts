@@ -50,6 +50,9 @@ export interface OnboardOptions {
   /** The gateway auth `--gateway-auth` writes; omitted: onboarding's own default. */
   auth?: GatewayAuthChoice;
   port?: number;
+  /** `--secret-input-mode ref`: secrets kept as env references (their values in `env`). */
+  secretRefs?: boolean;
+  env?: Record<string, string>;
 }
 
 /**
@@ -73,13 +76,24 @@ export function openclawOnboard(o: OnboardOptions): Promise<Ran> {
     '--custom-base-url', o.providerUrl,
     '--custom-model-id', 'fake-model',
     '--custom-provider-id', 'fake',
-    '--custom-api-key', o.apiKey,
+    ...(o.secretRefs ? [] : ['--custom-api-key', o.apiKey]),
     '--custom-compatibility', 'openai',
     ...auth,
+    ...(o.secretRefs ? ['--secret-input-mode', 'ref'] : []),
     '--gateway-port', String(o.port ?? 18789),
     '--gateway-bind', 'loopback',
     '--skip-daemon', '--skip-channels', '--skip-skills', '--skip-search', '--skip-hooks', '--skip-ui', '--skip-health',
     '--json',
   ];
-  return runSetup(o.node, args, { PATH: process.env.PATH, HOME: o.home, OPENCLAW_STATE_DIR: o.stateDir });
+  // In ref mode onboarding reads the provider key from CUSTOM_API_KEY and stores a reference.
+  return runSetup(o.node, args, { ...openclawEnv(o), ...(o.secretRefs ? { CUSTOM_API_KEY: o.apiKey } : {}) });
+}
+
+/** Any other `openclaw` command in the same home, e.g. `config unset gateway.auth`. */
+export function openclawCommand(o: Pick<OnboardOptions, 'node' | 'openclaw' | 'home' | 'stateDir' | 'env'>, args: readonly string[]): Promise<Ran> {
+  return runSetup(o.node, [o.openclaw, ...args], openclawEnv(o));
+}
+
+function openclawEnv(o: Pick<OnboardOptions, 'home' | 'stateDir' | 'env'>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: o.home, OPENCLAW_STATE_DIR: o.stateDir, ...o.env };
 }

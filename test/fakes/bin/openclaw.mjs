@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // A double of the `openclaw` CLI for the gateway supervisor and runtimea adapter tests (the
 // real one needs Node 24 and ~10-20 s to start). Commands, as the service runs them:
-//   gateway run --port P --bind loopback --auth token --allow-unconfigured
-//       serves the recorded gateway (../openclaw-gateway.mjs) with OPENCLAW_GATEWAY_TOKEN;
+//   gateway run --port P --bind loopback [--auth token] --allow-unconfigured
+//       serves the recorded gateway (../openclaw-gateway.mjs); the bearer it takes is resolved
+//       as OpenClaw 2026.9.6 does: gateway.auth in openclaw.json first, then
+//       OPENCLAW_GATEWAY_TOKEN / _PASSWORD; mode = --auth, else gateway.auth.mode, else password
+//       when one is set, else token;
 //       exits 78 with the recorded message when a legacy sessions.json exists (SQLite mode),
 //       as openclaw 2026.9.6 does
 //   config set <path> <json> --strict-json     writes <state dir>/openclaw.json
@@ -31,7 +34,7 @@ if (args[0] === 'gateway' && args[1] === 'run') {
   } else {
     process.stdout.write('\x1b[36m[gateway]\x1b[39m loading configuration…\n');
     setTimeout(() => {
-      const server = startGateway({ stateDir, port, token: process.env.OPENCLAW_GATEWAY_TOKEN, onListening: (p) => process.stdout.write(`[gateway] http server listening on 127.0.0.1:${p}\n`) });
+      const server = startGateway({ stateDir, port, token: bearer(args), onListening: (p) => process.stdout.write(`[gateway] http server listening on 127.0.0.1:${p}\n`) });
       process.on('SIGTERM', () => {
         process.stdout.write('[gateway] shutdown completed cleanly\n');
         server.closeAllConnections();
@@ -55,4 +58,14 @@ if (args[0] === 'gateway' && args[1] === 'run') {
 } else {
   process.stderr.write(`fake openclaw: unsupported command ${args.join(' ')}\n`);
   process.exit(2);
+}
+
+/** The bearer the gateway takes (null: auth mode none). */
+function bearer(argv) {
+  const file = process.env.OPENCLAW_CONFIG_PATH ?? path.join(stateDir, 'openclaw.json');
+  const auth = (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).gateway?.auth : undefined) ?? {};
+  const token = (typeof auth.token === 'string' && auth.token) || process.env.OPENCLAW_GATEWAY_TOKEN;
+  const password = (typeof auth.password === 'string' && auth.password) || process.env.OPENCLAW_GATEWAY_PASSWORD;
+  const mode = (argv.includes('--auth') ? argv[argv.indexOf('--auth') + 1] : undefined) ?? auth.mode ?? (password ? 'password' : 'token');
+  return mode === 'none' ? null : mode === 'password' ? password : token;
 }
