@@ -64,8 +64,12 @@ if (args[0] === 'gateway' && args[1] === 'run') {
 function bearer(argv) {
   const file = process.env.OPENCLAW_CONFIG_PATH ?? path.join(stateDir, 'openclaw.json');
   const auth = (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).gateway?.auth : undefined) ?? {};
-  const token = (typeof auth.token === 'string' && auth.token) || process.env.OPENCLAW_GATEWAY_TOKEN;
-  const password = (typeof auth.password === 'string' && auth.password) || process.env.OPENCLAW_GATEWAY_PASSWORD;
+  // Its environment over the state dir's .env, as OpenClaw reads them; env SecretRefs resolved there.
+  const dotenv = existsSync(path.join(stateDir, '.env')) ? Object.fromEntries(readFileSync(path.join(stateDir, '.env'), 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])) : {};
+  const env = { ...dotenv, ...process.env };
+  const value = (v) => (typeof v === 'string' ? v : v?.source === 'env' ? env[v.id] : undefined) || undefined;
+  const token = value(auth.token) || env.OPENCLAW_GATEWAY_TOKEN;
+  const password = value(auth.password) || env.OPENCLAW_GATEWAY_PASSWORD;
   const mode = (argv.includes('--auth') ? argv[argv.indexOf('--auth') + 1] : undefined) ?? auth.mode ?? (password ? 'password' : 'token');
   return mode === 'none' ? null : mode === 'password' ? password : token;
 }

@@ -74,6 +74,40 @@ describe('runtimea gateway supervisor', () => {
     expect((await invocations(svc)).length).toBe(2);
   });
 
+  it('gateway auth configured in openclaw.json is used as it is (OpenClaw takes it over any token in the env): no --auth, no per-launch token', async () => {
+    const cases: Array<[object, string, string]> = [
+      [{ mode: 'token', token: 'token-of-the-user' }, '', 'token-of-the-user'],
+      [{ token: 'token-without-mode' }, '', 'token-without-mode'],
+      [{ mode: 'password', password: { source: 'env', provider: 'default', id: 'OPENCLAW_GATEWAY_PASSWORD' } }, 'OPENCLAW_GATEWAY_PASSWORD=password-in-the-env-file\n', 'password-in-the-env-file'],
+    ];
+    for (const [auth, envFile, bearer] of cases) {
+      const svc = await service();
+      await mkdir(stateDir(svc), { recursive: true });
+      await writeFile(path.join(stateDir(svc), 'openclaw.json'), JSON.stringify({ gateway: { auth } }));
+      if (envFile) await writeFile(path.join(stateDir(svc), '.env'), envFile);
+      const endpoint = await runtimeaGateway(svc.service.ctx).ensure();
+      expect(endpoint.token).toBe(bearer);
+      const run = (await invocations(svc)).find((c) => c.argv[0] === 'gateway');
+      expect(run).toMatchObject({ argv: ['gateway', 'run', '--port', expect.any(String), '--bind', 'loopback', '--allow-unconfigured'], token: null });
+      const chat = await fetch(`${endpoint.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${bearer}` }, body: '{}' });
+      expect(chat.status).not.toBe(401);
+      expect(JSON.stringify(await status(svc))).not.toContain(bearer);
+    }
+  });
+
+  it('configured auth the service cannot use fails with words saying what to set, before anything starts', async () => {
+    for (const [auth, detail] of [
+      [{ mode: 'password' }, /set to password auth .* no password is set for the service to use: set gateway\.auth\.password, or OPENCLAW_GATEWAY_PASSWORD/],
+      [{ mode: 'token', token: { source: 'file', provider: 'vault', id: '/run/token' } }, /gateway\.auth\.token in openclaw\.json is a file secret reference, which the service cannot read/],
+    ] as const) {
+      const svc = await service();
+      await mkdir(stateDir(svc), { recursive: true });
+      await writeFile(path.join(stateDir(svc), 'openclaw.json'), JSON.stringify({ gateway: { auth } }));
+      await expect(runtimeaGateway(svc.service.ctx).ensure()).rejects.toThrow(detail);
+      expect(await invocations(svc)).toEqual([]);
+    }
+  });
+
   it('restarts a crashed gateway after a back-off, with a new pid', async () => {
     const svc = await service();
     const gateway = runtimeaGateway(svc.service.ctx);
