@@ -11,7 +11,7 @@ import { programEnv } from '../program-env.js';
 import { gatewayAuth, type GatewayAuth } from './gateway-auth.js';
 import { chatEndpointEnabled, DOCTOR_FIX, ENABLE_CHAT_ENDPOINT, gatewayConfigFile, readGatewayConfig } from './gateway-config.js';
 import { findGatewayProgram, pathWithNode, type GatewayProgram } from './program.js';
-import { runningGatewayFor, type RunningGateway } from './running-gateway.js';
+import { chatEndpointServed, runningGatewayFor, type RunningGateway } from './running-gateway.js';
 import { GatewayPidFile, getJson, isGatewayProcess, probePort, stopStaleGateway } from './stale.js';
 
 /**
@@ -227,16 +227,29 @@ export class RuntimeaGateway {
       );
     }
     this.adopted = running;
-    const ready = await this.waitReady(url, () => this.adopted === running && isGatewayProcess(running.pid));
-    if (ready !== 'ready') {
+    const token = auth.secret ?? '';
+    const current = () => this.adopted === running && isGatewayProcess(running.pid);
+    const ready = await this.waitReady(url, current);
+    if (ready !== 'ready' || !(await this.waitChatEndpoint(url, token, current))) {
       this.adopted = undefined;
-      throw new GatewayError(`The OpenClaw gateway already running for the state folder (pid ${running.pid}, ${url}) did not become ready.`);
+      const what = ready === 'ready' ? 'did not serve the HTTP chat endpoint (gateway.http.endpoints.chatCompletions.enabled)' : 'did not become ready';
+      throw new GatewayError(`The OpenClaw gateway already running for the state folder (pid ${running.pid}, ${url}) ${what} within ${Math.round(this.readyTimeout() / 1000)} s.`);
     }
-    this.endpoint = { url, token: auth.secret ?? '' };
+    this.endpoint = { url, token };
     this.state = 'running';
     this.startedAt = new Date();
     this.ctx.log.info({ pid: running.pid, port: running.port, auth: auth.mode }, 'runtimea: using the gateway already running for the state folder');
     return this.endpoint;
+  }
+
+  /** Until the chat endpoint the config now enables is served (a running gateway reloads its config). */
+  private async waitChatEndpoint(url: string, token: string, current: () => boolean): Promise<boolean> {
+    const deadline = Date.now() + this.readyTimeout();
+    while (Date.now() < deadline && current() && !this.stopping) {
+      if (await chatEndpointServed(url, token)) return true;
+      await sleep(250);
+    }
+    return false;
   }
 
   private forgetAdopted(state: GatewayState): void {

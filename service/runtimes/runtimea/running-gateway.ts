@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import path from 'node:path';
 import { getJson, isGatewayProcess } from './stale.js';
 
@@ -34,4 +35,22 @@ export async function runningGatewayFor(stateDir: string): Promise<RunningGatewa
   if (!isGatewayProcess(pid as number)) return undefined;
   const health = await getJson(`http://127.0.0.1:${port as number}/healthz`, 1500);
   return health?.body?.ok === true && health.body.status === 'live' ? { pid: pid as number, port: port as number } : undefined;
+}
+
+/**
+ * Whether the gateway serves the HTTP chat endpoint: an empty request is refused (400, or 401
+ * for a wrong credential) once it is on, and answered 404 while it is off. A running gateway
+ * applies `openclaw config set` a moment later (it watches its config), so this is polled.
+ */
+export function chatEndpointServed(url: string, bearer: string, timeoutMs = 2000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': '2', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) };
+    const req = request(`${url}/v1/chat/completions`, { method: 'POST', headers, timeout: timeoutMs, agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode !== undefined && res.statusCode !== 404 && res.statusCode < 500);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+    req.end('{}');
+  });
 }

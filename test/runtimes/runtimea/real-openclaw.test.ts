@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -153,14 +154,16 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway: other set-u
   beforeAll(async () => {
     fake = await startFakeChat();
   });
+  let daemonHome: string | undefined;
   afterAll(async () => {
     for (const svc of services) await svc.close();
     if (daemon?.pid) process.kill(-daemon.pid, 'SIGKILL');
+    if (daemonHome) await rm(daemonHome, { recursive: true, force: true });
     await fake?.close();
   }, 30_000);
 
-  async function service(): Promise<TestService> {
-    const svc = await startService({ env: { SPACE_RUNTIMEA_BIN: openclaw!, SPACE_RUNTIMEA_NODE: node24!, SPACE_RUNTIMEA_PORT: '0' } });
+  async function service(home?: string): Promise<TestService> {
+    const svc = await startService({ env: { SPACE_RUNTIMEA_BIN: openclaw!, SPACE_RUNTIMEA_NODE: node24!, SPACE_RUNTIMEA_PORT: '0' }, ...(home ? { home } : {}) });
     services.push(svc);
     return svc;
   }
@@ -193,7 +196,9 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway: other set-u
   }, 180_000);
 
   it('the user\'s own gateway already running for the state folder is used with its configured auth, and left running', async () => {
-    const svc = await service();
+    // The home outlives the service: the user's gateway still writes in it.
+    daemonHome = await mkdtemp(path.join(os.tmpdir(), 'space-home-daemon-'));
+    const svc = await service(daemonHome);
     const o = onboarding(svc, fake, { auth: { mode: 'token', token: USER_TOKEN } });
     await openclawOnboard(o);
     // What the user runs (`openclaw gateway`), on a port of its own.
@@ -208,8 +213,8 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway: other set-u
 
     const gateway = runtimeaGateway(svc.service.ctx);
     const events = await turnOf(new RuntimeaRuntime(svc.service.ctx), 'hello daemon');
-    expect(textOf(events)).toMatch(/^Fake reply #\d+: you said "hello daemon"$/);
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+    expect(textOf(events)).toMatch(/^Fake reply #\d+: you said "hello daemon"$/);
     const status = gateway.status();
     expect(status).toMatchObject({ mode: 'adopted', state: 'running', url: `http://127.0.0.1:${port}`, port });
     expect(svc.service.ctx.supervisor.size).toBe(0);
