@@ -114,7 +114,7 @@ export class RuntimeaGateway {
   ensure(): Promise<GatewayEndpoint> {
     const { gatewayUrl, gatewayToken } = this.ctx.config.runtimea;
     if (gatewayUrl) return Promise.resolve({ url: gatewayUrl, token: gatewayToken ?? '' });
-    if (this.adopted && !isGatewayProcess(this.adopted.pid)) this.forgetAdopted('stopped');
+    if (this.adopted && !isGatewayProcess(this.adopted.pid)) this.forgetAdopted();
     if (this.state === 'running' && this.endpoint) return Promise.resolve(this.endpoint);
     if (this.starting) return this.starting;
     clearTimeout(this.restartTimer);
@@ -252,10 +252,11 @@ export class RuntimeaGateway {
     return false;
   }
 
-  private forgetAdopted(state: GatewayState): void {
+  /** The user's gateway is gone: the next turn starts the service's own. */
+  private forgetAdopted(): void {
     this.adopted = undefined;
     this.endpoint = undefined;
-    this.state = state;
+    this.state = 'stopped';
   }
 
   /** The configured port; refuses one held by someone else. */
