@@ -5,13 +5,14 @@
 //       serves the recorded gateway (../openclaw-gateway.mjs); the bearer it takes is resolved
 //       as OpenClaw 2026.9.6 does: gateway.auth in openclaw.json first, then
 //       OPENCLAW_GATEWAY_TOKEN / _PASSWORD; mode = --auth, else gateway.auth.mode, else password
-//       when one is set, else token;
+//       when one is set, else token; records itself as the state folder's owner in
+//       <state dir>/tmp/openclaw-<uid>/gateway.state.lock like OpenClaw 2026.9;
 //       exits 78 with the recorded message when a legacy sessions.json exists (SQLite mode),
 //       as openclaw 2026.9.6 does
 //   config set <path> <json> --strict-json     writes <state dir>/openclaw.json
 //   doctor --fix --yes --non-interactive       imports a legacy sessions.json
 // Every invocation is logged to <state dir>/fake-openclaw.log.jsonl.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { doctorFix, legacyStores, logInvocation, settings, startGateway } from '../openclaw-gateway.mjs';
@@ -34,8 +35,20 @@ if (args[0] === 'gateway' && args[1] === 'run') {
   } else {
     process.stdout.write('\x1b[36m[gateway]\x1b[39m loading configuration…\n');
     setTimeout(() => {
-      const server = startGateway({ stateDir, port, token: bearer(args), onListening: (p) => process.stdout.write(`[gateway] http server listening on 127.0.0.1:${p}\n`) });
+      const lock = path.join(stateDir, 'tmp', `openclaw-${process.getuid()}`, 'gateway.state.lock');
+      const server = startGateway({
+        stateDir,
+        port,
+        token: bearer(args),
+        onListening: (p) => {
+          // The state folder's owner, as OpenClaw 2026.9 records it (padded after the JSON).
+          mkdirSync(path.dirname(lock), { recursive: true });
+          writeFileSync(lock, `${JSON.stringify({ pid: process.pid, port: p, stateDir, configPath: path.join(stateDir, 'openclaw.json') }, null, 2)}\n\t \t`);
+          process.stdout.write(`[gateway] http server listening on 127.0.0.1:${p}\n`);
+        },
+      });
       process.on('SIGTERM', () => {
+        rmSync(lock, { force: true });
         process.stdout.write('[gateway] shutdown completed cleanly\n');
         server.closeAllConnections();
         server.close(() => process.exit(0));
