@@ -87,7 +87,11 @@ export interface Config {
     /** The full-text search index (SQLite), in the service's own state folder. */
     ftsIndex: string;
     cliaSpace: string;
-    /** CODEX_HOME of every clib process the service starts: codex's auth.json lives here. */
+    /**
+     * CODEX_HOME of every clib process the service starts, the user's own Codex home:
+     * SPACE_CODEX_HOME, else CODEX_HOME, else ~/.codex (where codex itself looks). Its
+     * auth.json is the login, its config.toml the user's providers and MCP servers.
+     */
     codexHome: string;
     clibSpace: string;
     uploads: string;
@@ -216,7 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
       sessionCountsFile: path.join(home, '.space-state', 'session-counts.json'),
       ftsIndex: path.join(home, '.space-state', 'fts', 'index.sqlite'),
       cliaSpace: path.join(home, 'clia-space'),
-      codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),
+      codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? expandHome(env.CODEX_HOME, home, 'CODEX_HOME') ?? path.join(home, '.codex'),
       clibSpace: path.join(home, 'clib-space'),
       uploads: path.join(home, 'uploads'),
     }),

@@ -1,8 +1,8 @@
-import { chmod, mkdir } from 'node:fs/promises';
 import type { Core } from '../core.js';
 import { HttpError } from '../errors.js';
 import type { OwnedProcess } from '../process/supervisor.js';
 import { activeEnvStore } from '../secrets/active-env.js';
+import { ensureCodexHome } from '../runtimes/clib/codex-home.js';
 import { RegistryStore } from '../stores/registry.js';
 import { cliEnv } from './cli-env.js';
 import { readCodexAuth } from './codex-auth.js';
@@ -10,8 +10,8 @@ import { findDevicePrompt, loginError, type DevicePrompt } from './device-auth-t
 import { seconds, Transcript } from './transcript.js';
 
 /**
- * POST /clib/setup: the real `codex login --device-auth` with CODEX_HOME set to the
- * service's own folder. The answer comes as soon as the CLI has printed the verification
+ * POST /clib/setup: the real `codex login --device-auth` with CODEX_HOME set to the user's
+ * Codex home (config.paths.codexHome: where codex itself would write its login). The answer comes as soon as the CLI has printed the verification
  * link and user code (that is how they reach the client); the CLI keeps polling the issuer,
  * and when it exits 0 its auth.json holds the ChatGPT tokens and the `clib-default` agent is
  * upserted. GET /clib/setup/status follows the flow. With `{api_key}` in the body there is
@@ -50,8 +50,7 @@ export class ClibSetup {
   async startDeviceAuth(): Promise<SetupAnswer> {
     if (this.flow?.status === 'pending') return this.answer(this.flow);
     const { config } = this.core;
-    await mkdir(config.paths.codexHome, { recursive: true, mode: 0o700 });
-    await chmod(config.paths.codexHome, 0o700);
+    await ensureCodexHome(config.paths.codexHome);
     const owned = await this.spawn();
     const stdout = new Transcript();
     const stderr = new Transcript();

@@ -11,6 +11,7 @@ import { titleFromPrompt } from '../title.js';
 import { EventQueue } from '../event-queue.js';
 import { programEnv } from '../program-env.js';
 import type { Approvals, PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
+import { ensureCodexHome } from './codex-home.js';
 import { ClibTurn, type TurnPlan } from './turn.js';
 
 /**
@@ -21,8 +22,8 @@ import { ClibTurn, type TurnPlan } from './turn.js';
  *
  * Working directory: ~/space-projects/<agent_id>/ (created when missing; agent id `default`
  * when none was given), or on a resume the directory the session's index entry holds.
- * CODEX_HOME is the service's (SPACE_CODEX_HOME, default ~/clib-space/.codex), where the clib
- * device login keeps auth.json.
+ * CODEX_HOME is the user's Codex home (SPACE_CODEX_HOME, else CODEX_HOME, else ~/.codex; made
+ * 0700 when missing), where their config.toml is and the clib device login keeps auth.json.
  */
 export const CLIB_DEFAULT_AGENT = 'default';
 
@@ -99,12 +100,17 @@ export class ClibRuntime implements Runtime {
       store: this.store,
       projectsRoot: config.projectsRoot,
       command: config.bins.clib,
-      // The CODEX_HOME the device login wrote auth.json to (SPACE_CODEX_HOME).
-      env: { ...(await programEnv(config, manifest.binding)), CODEX_HOME: config.paths.codexHome },
+      // The CODEX_HOME the device login wrote auth.json to; codex refuses a missing one.
+      env: { ...(await programEnv(config, manifest.binding)), CODEX_HOME: await codexHome(config.paths.codexHome) },
       clientVersion: packageInfo(config.paths.appRoot).version,
       interruptGraceMs: config.chat.abortGraceMs,
     };
   }
+}
+
+async function codexHome(dir: string): Promise<string> {
+  await ensureCodexHome(dir);
+  return dir;
 }
 
 async function isDirectory(dir: string): Promise<boolean> {

@@ -61,7 +61,7 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
     const [start] = await requestsOf('thread/start');
     expect(start.params).toEqual({ cwd: path.join(svc.home, 'space-projects', 'proj-a'), approvalPolicy: 'never', sandbox: 'workspace-write' });
     const spawned = (await fakeLog()).find((e) => e.argv);
-    expect(spawned).toMatchObject({ argv: ['app-server'], cwd: path.join(svc.home, 'space-projects', 'proj-a'), apiKey: 'sk-provb-from-env-file', codexHome: path.join(svc.home, 'clib-space', '.codex') });
+    expect(spawned).toMatchObject({ argv: ['app-server'], cwd: path.join(svc.home, 'space-projects', 'proj-a'), apiKey: 'sk-provb-from-env-file', codexHome: path.join(svc.home, '.codex') });
     expect(spawned.spaceVars).not.toContain('SPACE_API_KEY');
     await noOrphans();
   });
@@ -103,7 +103,7 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
   it('a thread codex lost ends in a readable error', async () => {
     const turn = await runtime.prepare({ text: 'first', agentId: 'proj-lost' });
     await collect(turn.run(new AbortController().signal));
-    await rm(path.join(svc.home, 'clib-space', '.codex', 'fake-threads.json'));
+    await rm(path.join(svc.home, '.codex', 'fake-threads.json'));
     const events = await collect((await runtime.prepare({ text: 'again', sessionId: turn.sessionId! })).run(new AbortController().signal));
     expect(events).toEqual([{ type: 'error', message: expect.stringMatching(/^Codex has no record of this session's thread .* cannot be resumed; start a new one\. Codex said: no rollout found/) }]);
     await noOrphans();
