@@ -89,7 +89,11 @@ export interface Config {
     /** The full-text search index (SQLite), in the service's own state folder. */
     ftsIndex: string;
     cliaSpace: string;
-    /** CODEX_HOME of every clib process the service starts: codex's auth.json lives here. */
+    /**
+     * CODEX_HOME of every clib process the service starts, the user's own Codex home:
+     * SPACE_CODEX_HOME, else CODEX_HOME, else ~/.codex (where codex itself looks). Its
+     * auth.json is the login, its config.toml the user's providers and MCP servers.
+     */
     codexHome: string;
     clibSpace: string;
     uploads: string;
@@ -121,11 +125,13 @@ export interface ChatConfig {
   reconnectWaitMs: number;
   /** Bytes of event data kept per turn for Last-Event-ID replay. */
   replayBytes: number;
+  /** An unanswered permission request is denied after this (SPACE_PERMISSION_TIMEOUT_MS, default 10 min). */
+  permissionTimeoutMs: number;
   /** After an abort's SIGINT, how long the program gets before its group is killed. */
   abortGraceMs: number;
 }
 
-/** The connectors' files and remote endpoints (README, "Connectors"). */
+/** The connectors' files and remote endpoints (docs/connectors.md). */
 export interface ConnectorsConfig {
   /** The token file holding the codehost, deployhost and agenthost tokens. */
   tokenFile: string;
@@ -194,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
       reconnectWaitMs: parsePositiveInt(env.SPACE_CHAT_RECONNECT_WAIT_MS, 'SPACE_CHAT_RECONNECT_WAIT_MS', 300_000),
       replayBytes: parsePositiveInt(env.SPACE_CHAT_REPLAY_BYTES, 'SPACE_CHAT_REPLAY_BYTES', 512 * 1024),
       abortGraceMs: parsePositiveInt(env.SPACE_CHAT_ABORT_GRACE_MS, 'SPACE_CHAT_ABORT_GRACE_MS', 3000),
+      permissionTimeoutMs: parsePositiveInt(env.SPACE_PERMISSION_TIMEOUT_MS, 'SPACE_PERMISSION_TIMEOUT_MS', 600_000),
     }),
     events: Object.freeze({
       heartbeatMs: parsePositiveInt(env.SPACE_EVENTS_HEARTBEAT_MS, 'SPACE_EVENTS_HEARTBEAT_MS', 15_000),
@@ -229,7 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
       sessionCountsFile: path.join(home, '.space-state', 'session-counts.json'),
       ftsIndex: path.join(home, '.space-state', 'fts', 'index.sqlite'),
       cliaSpace: path.join(home, 'clia-space'),
-      codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? path.join(home, 'clib-space', '.codex'),
+      codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? expandHome(env.CODEX_HOME, home, 'CODEX_HOME') ?? path.join(home, '.codex'),
       clibSpace: path.join(home, 'clib-space'),
       uploads: path.join(home, 'uploads'),
     }),

@@ -2,10 +2,12 @@ import { SignIn } from './auth/sign-in.js';
 import { AuthState } from './auth/state.js';
 import { UpstreamClient } from './auth/upstream.js';
 import type { Config } from './config.js';
+import type { Core, Stage } from './core.js';
 import { EventHub } from './events/hub.js';
 import { UploadLedger } from './files/upload-ledger.js';
 import { FtsIndex } from './fts/fts-index.js';
 import type { Host } from './host.js';
+import { HeadChecks } from './http/head-checks.js';
 import { SseRegistry } from './http/sse.js';
 import type { Logger } from './log.js';
 import { ChildRecords } from './process/child-records.js';
@@ -14,13 +16,15 @@ import { Supervisor } from './process/supervisor.js';
 import type { AgentName, Runtime } from './runtimes/runtime.js';
 import { SessionIndex } from './sessions/session-index.js';
 
-/** What every feature may use: built once per service, handed to each route module. */
-export interface ServiceContext {
-  readonly config: Config;
-  readonly host: Host;
-  readonly log: Logger;
-  readonly supervisor: Supervisor;
+/**
+ * Everything the service builds once, handed whole to the assembly (app/) and, until they take
+ * narrow dependencies too, to runtimes/, sessions/, fts/, chat/ and usage/. The other features
+ * take `Core & { ... }` (core.ts) and never import this file.
+ */
+export interface ServiceContext extends Core {
   readonly streams: SseRegistry;
+  /** Refusals decided before a request's body is read (a prompt at the turn cap). */
+  readonly headChecks: HeadChecks;
   readonly auth: AuthState;
   /** The upstream identity and usage service (sign-in, whoami, usage report). */
   readonly upstream: UpstreamClient;
@@ -52,7 +56,7 @@ export interface ServiceContext {
   stage(): Stage;
 }
 
-export type Stage = 'starting' | 'ready' | 'stopping';
+export type { Stage } from './core.js';
 
 export function createContext(config: Config, host: Host, log: Logger, state: { port(): number; stage(): Stage }): ServiceContext {
   const auth = new AuthState(config.apiKey);
@@ -70,6 +74,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     log,
     supervisor: new Supervisor(log, new ChildRecords(config.paths.childrenFile, log)),
     streams: new SseRegistry(),
+    headChecks: new HeadChecks(),
     auth,
     upstream,
     signIn: new SignIn(upstream, auth, config.apiKey !== undefined),

@@ -1,14 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
+import { buildApp } from './app/app.js';
+import { answerClientError } from './app/client-error.js';
+import { featureRouters } from './app/routes.js';
 import { consumeAtStartup } from './auth/startup.js';
 import type { Config } from './config.js';
 import { createContext, type ServiceContext, type Stage } from './context.js';
 import type { Host } from './host.js';
 import { startEventSources } from './events/sources.js';
-import { buildApp } from './http/app.js';
-import { answerClientError } from './http/client-error.js';
-import { featureRouters } from './http/routes.js';
 import { createLogger, type Logger } from './log.js';
 import { createRuntimes } from './runtimes/registry.js';
 import { reapRecordedChildren } from './process/child-records.js';

@@ -21,7 +21,7 @@ export async function sweepStaleTemps(config: Config, log: Logger): Promise<void
   if (removed > 0) log.info({ removed }, 'removed stale temp files left by an earlier run');
 }
 
-/** The folders swept, as documented in the README. */
+/** The folders swept, as documented in docs/files.md ("Start-up sweep"). */
 export async function sweptFolders(config: Config): Promise<string[]> {
   const { home, paths, projectsRoot } = config;
   const folders = [paths.runtimeaDir, path.dirname(paths.stateFile), paths.uploads];

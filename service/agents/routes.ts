@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { parseBody } from '../http/request-body.js';
 import { HttpError } from '../errors.js';
 import { RegistryStore } from '../stores/registry.js';
@@ -17,9 +17,9 @@ const PatchAgentBody = z.looseObject({
 });
 
 /** Agents registry (spec): list, create-or-merge, read one, shallow patch. No DELETE. */
-export function agentRoutes(ctx: ServiceContext): Router {
+export function agentRoutes(core: Core): Router {
   const router = Router();
-  const registry = new RegistryStore(ctx.config.paths.registryFile);
+  const registry = new RegistryStore(core.config.paths.registryFile);
 
   router.get('/api/agents', async (_req, res) => {
     res.json({ agents: await registry.list() });

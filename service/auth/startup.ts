@@ -1,4 +1,5 @@
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
+import type { SignIn } from './sign-in.js';
 
 /**
  * SPACE_AUTH_SESSION_ID + SPACE_POLL_TOKEN: the shell that launched the service already ran
@@ -6,18 +7,18 @@ import type { ServiceContext } from '../context.js';
  * is logged (never the token) and the service starts signed out. Both variables are then
  * removed from process.env so no child can inherit them.
  */
-export async function consumeAtStartup(ctx: ServiceContext): Promise<void> {
-  const { authSessionId, pollToken, apiKey } = ctx.config;
+export async function consumeAtStartup(deps: Core & { signIn: SignIn }): Promise<void> {
+  const { authSessionId, pollToken, apiKey } = deps.config;
   try {
     if (!authSessionId || !pollToken) return;
     if (apiKey) {
-      ctx.log.info('SPACE_API_KEY is set: the start-up sign-in is not used');
+      deps.log.info('SPACE_API_KEY is set: the start-up sign-in is not used');
       return;
     }
-    const { user_id } = await ctx.signIn.consume(authSessionId, pollToken);
-    ctx.log.info({ user_id }, 'signed in at start-up');
+    const { user_id } = await deps.signIn.consume(authSessionId, pollToken);
+    deps.log.info({ user_id }, 'signed in at start-up');
   } catch (err) {
-    ctx.log.warn({ reason: (err as Error).message }, 'start-up sign-in failed; starting signed out');
+    deps.log.warn({ reason: (err as Error).message }, 'start-up sign-in failed; starting signed out');
   } finally {
     delete process.env.SPACE_AUTH_SESSION_ID;
     delete process.env.SPACE_POLL_TOKEN;

@@ -3,7 +3,7 @@ import { HttpError } from '../errors.js';
 
 /**
  * The upstream identity and usage service, at SPACE_UPSTREAM_URL. The spec names only
- * `/usage/report`; the sign-in paths are the contract documented in the README:
+ * `/usage/report`; the sign-in paths are the contract documented in docs/auth.md:
  *   POST /auth/start                                   -> {authorize_url, auth_session_id, poll_token}
  *   POST /auth/status  {auth_session_id, poll_token}   -> {status: pending | approved | expired}
  *   POST /auth/consume {auth_session_id, poll_token}   -> {access_token, refresh_token, expires_in, user_id}

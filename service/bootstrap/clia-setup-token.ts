@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { HttpError } from '../errors.js';
 import type { OwnedPty } from '../process/supervisor.js';
 import { activeEnvStore } from '../secrets/active-env.js';
@@ -30,24 +30,24 @@ const COLUMNS = 500;
 export class CliaSetupToken {
   private readonly sessions = new Map<string, Session>();
 
-  constructor(private readonly ctx: ServiceContext) {}
+  constructor(private readonly core: Core) {}
 
   async start(): Promise<{ authorize_url: string; session_id: string }> {
     // One flow at a time: a new start replaces an abandoned one.
     await Promise.all([...this.sessions.values()].map((s) => this.end(s)));
     const owned = this.spawn();
-    const session: Session = { id: randomUUID(), owned, screen: new Transcript(), busy: false, expiry: setTimeout(() => void this.end(session), this.ctx.config.bootstrapSessionTtlMs) };
+    const session: Session = { id: randomUUID(), owned, screen: new Transcript(), busy: false, expiry: setTimeout(() => void this.end(session), this.core.config.bootstrapSessionTtlMs) };
     session.expiry.unref();
     owned.pty.onData((chunk) => session.screen.append(chunk));
     this.sessions.set(session.id, session);
     try {
       const authorize_url = await session.screen.waitFor(findAuthorizeUrl, {
         exited: owned.exited,
-        timeoutMs: this.ctx.config.bootstrapStepTimeoutMs,
+        timeoutMs: this.core.config.bootstrapStepTimeoutMs,
         onExit: () => new HttpError(502, `claude setup-token exited before showing a sign-in link: ${lastLine(session.screen.value) || 'no output'}`),
-        timeoutDetail: `claude setup-token did not show a sign-in link within ${seconds(this.ctx.config.bootstrapStepTimeoutMs)}`,
+        timeoutDetail: `claude setup-token did not show a sign-in link within ${seconds(this.core.config.bootstrapStepTimeoutMs)}`,
       });
-      this.ctx.log.info({ pid: owned.pid }, 'clia setup-token waiting for the code');
+      this.core.log.info({ pid: owned.pid }, 'clia setup-token waiting for the code');
       return { authorize_url, session_id: session.id };
     } catch (err) {
       await this.end(session);
@@ -65,14 +65,14 @@ export class CliaSetupToken {
       await typeInto(session.owned, code);
       const outcome = await session.screen.waitFor((text) => tokenOrError(text.slice(from)), {
         exited: session.owned.exited,
-        timeoutMs: this.ctx.config.bootstrapStepTimeoutMs,
+        timeoutMs: this.core.config.bootstrapStepTimeoutMs,
         onExit: () => new HttpError(502, `claude setup-token exited without a token: ${lastLine(session.screen.value.slice(from)) || 'no output'}`),
-        timeoutDetail: `claude setup-token did not answer the code within ${seconds(this.ctx.config.bootstrapStepTimeoutMs)}`,
+        timeoutDetail: `claude setup-token did not answer the code within ${seconds(this.core.config.bootstrapStepTimeoutMs)}`,
       });
       if ('error' in outcome) throw new HttpError(isRefusedCode(outcome.error) ? 400 : 502, `claude setup-token: ${outcome.error}`);
-      const store = await activeEnvStore(this.ctx.config);
+      const store = await activeEnvStore(this.core.config);
       await store.upsert([{ key: CLIA_TOKEN_KEY, value: outcome.token }]);
-      this.ctx.log.info({ env_file: store.file }, 'clia token saved');
+      this.core.log.info({ env_file: store.file }, 'clia token saved');
       return { ok: true };
     } finally {
       await this.end(session);
@@ -80,12 +80,12 @@ export class CliaSetupToken {
   }
 
   private spawn(): OwnedPty {
-    const { config } = this.ctx;
+    const { config } = this.core;
     // The full link (not the shortened one) is the manual flow, whose callback page shows
     // `code#state`; BROWSER=true keeps the CLI from opening a browser of its own.
     const env = cliEnv(config, { TERM: 'xterm-256color', CLAUDE_CODE_FULL_SIGN_IN_LINK: '1', BROWSER: 'true', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' });
     try {
-      return this.ctx.supervisor.spawnPty({ command: config.bins.clia, args: ['setup-token'], env, cwd: config.home, cols: COLUMNS, rows: 50 });
+      return this.core.supervisor.spawnPty({ command: config.bins.clia, args: ['setup-token'], env, cwd: config.home, cols: COLUMNS, rows: 50 });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') throw new HttpError(503, `The clia CLI "${config.bins.clia}" was not found on PATH (set SPACE_CLIA_BIN)`);

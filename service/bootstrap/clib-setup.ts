@@ -1,8 +1,8 @@
-import { chmod, mkdir } from 'node:fs/promises';
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { HttpError } from '../errors.js';
 import type { OwnedProcess } from '../process/supervisor.js';
 import { activeEnvStore } from '../secrets/active-env.js';
+import { ensureCodexHome } from './codex-home.js';
 import { RegistryStore } from '../stores/registry.js';
 import { cliEnv } from './cli-env.js';
 import { readCodexAuth } from './codex-auth.js';
@@ -10,8 +10,8 @@ import { findDevicePrompt, loginError, type DevicePrompt } from './device-auth-t
 import { seconds, Transcript } from './transcript.js';
 
 /**
- * POST /clib/setup: the real `codex login --device-auth` with CODEX_HOME set to the
- * service's own folder. The answer comes as soon as the CLI has printed the verification
+ * POST /clib/setup: the real `codex login --device-auth` with CODEX_HOME set to the user's
+ * Codex home (config.paths.codexHome: where codex itself would write its login). The answer comes as soon as the CLI has printed the verification
  * link and user code (that is how they reach the client); the CLI keeps polling the issuer,
  * and when it exits 0 its auth.json holds the ChatGPT tokens and the `clib-default` agent is
  * upserted. GET /clib/setup/status follows the flow. With `{api_key}` in the body there is
@@ -45,13 +45,12 @@ export interface SetupAnswer {
 export class ClibSetup {
   private flow: Flow | undefined;
 
-  constructor(private readonly ctx: ServiceContext) {}
+  constructor(private readonly core: Core) {}
 
   async startDeviceAuth(): Promise<SetupAnswer> {
     if (this.flow?.status === 'pending') return this.answer(this.flow);
-    const { config } = this.ctx;
-    await mkdir(config.paths.codexHome, { recursive: true, mode: 0o700 });
-    await chmod(config.paths.codexHome, 0o700);
+    const { config } = this.core;
+    await ensureCodexHome(config.paths.codexHome);
     const owned = await this.spawn();
     const stdout = new Transcript();
     const stderr = new Transcript();
@@ -72,14 +71,14 @@ export class ClibSetup {
       throw err;
     }
     void owned.exited.then(({ code }) => this.finish(flow, code, stderr.value));
-    this.ctx.log.info({ pid: owned.pid }, 'clib device login waiting for approval');
+    this.core.log.info({ pid: owned.pid }, 'clib device login waiting for approval');
     return this.answer(flow);
   }
 
   /** An API key the user gave: saved as PROVB_API_KEY; no device flow runs. */
   async saveApiKey(apiKey: string): Promise<SetupAnswer> {
     if (this.flow?.status === 'pending') await this.end(this.flow, 'cancelled', 'Replaced by an API key');
-    const store = await activeEnvStore(this.ctx.config);
+    const store = await activeEnvStore(this.core.config);
     await store.upsert([{ key: PROVB_KEY, value: apiKey }]);
     const agent = await this.upsertAgent('api_key');
     return { ok: true, agent_id: agent, status: 'approved', method: 'api_key' };
@@ -96,10 +95,10 @@ export class ClibSetup {
   }
 
   private async spawn(): Promise<OwnedProcess> {
-    const { config } = this.ctx;
+    const { config } = this.core;
     const issuer = config.clibIssuer ? ['--experimental_issuer', config.clibIssuer] : [];
     try {
-      return await this.ctx.supervisor.spawn({
+      return await this.core.supervisor.spawn({
         command: config.bins.clib,
         args: ['login', '--device-auth', ...issuer],
         env: cliEnv(config, { CODEX_HOME: config.paths.codexHome, NO_COLOR: '1' }),
@@ -117,10 +116,10 @@ export class ClibSetup {
     clearTimeout(flow.expiry);
     if (code !== 0) return void (await this.end(flow, 'failed', `codex login failed: ${loginError(stderr)}`));
     try {
-      if (!(await readCodexAuth(this.ctx.config.paths.codexHome))) throw new Error('codex reported success but left no usable auth.json');
+      if (!(await readCodexAuth(this.core.config.paths.codexHome))) throw new Error('codex reported success but left no usable auth.json');
       await this.upsertAgent('device_auth');
       flow.status = 'approved';
-      this.ctx.log.info('clib device login approved; credential saved');
+      this.core.log.info('clib device login approved; credential saved');
     } catch (err) {
       await this.end(flow, 'failed', (err as Error).message);
     }
@@ -137,7 +136,7 @@ export class ClibSetup {
   }
 
   private async upsertAgent(method: SetupAnswer['method']): Promise<string> {
-    const agent = await new RegistryStore(this.ctx.config.paths.registryFile).upsert({ ...CLIB_AGENT, agent_name: 'clib', auth_method: method });
+    const agent = await new RegistryStore(this.core.config.paths.registryFile).upsert({ ...CLIB_AGENT, agent_name: 'clib', auth_method: method });
     return agent.id;
   }
 
@@ -155,10 +154,10 @@ export class ClibSetup {
 }
 
 /** GET /api/clib/status: from codex's real credential, else a PROVB_API_KEY in the active env file. */
-export async function clibStatus(ctx: ServiceContext): Promise<{ authenticated: boolean; expires_at?: string; method?: 'chatgpt' | 'api_key' }> {
-  const auth = await readCodexAuth(ctx.config.paths.codexHome);
+export async function clibStatus(core: Core): Promise<{ authenticated: boolean; expires_at?: string; method?: 'chatgpt' | 'api_key' }> {
+  const auth = await readCodexAuth(core.config.paths.codexHome);
   if (auth) return { authenticated: true, method: auth.mode, ...(auth.expiresAt ? { expires_at: auth.expiresAt } : {}) };
-  const env = await (await activeEnvStore(ctx.config)).entries();
+  const env = await (await activeEnvStore(core.config)).entries();
   const key = env.findLast((e) => e.key === PROVB_KEY)?.value;
   return key ? { authenticated: true, method: 'api_key' } : { authenticated: false };
 }

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { parseBody } from '../http/request-body.js';
 import { CliaSetupToken } from './clia-setup-token.js';
 import { ClibSetup, clibStatus } from './clib-setup.js';
@@ -16,10 +16,10 @@ const CallbackBody = z.object({ session_id: z.string().min(1).max(100), code: se
 const ClibSetupBody = z.object({ api_key: secretText.optional() });
 
 /** Runtime bootstrap (spec): clia's setup-token flow and clib's device login. */
-export function bootstrapRoutes(ctx: ServiceContext): Router {
+export function bootstrapRoutes(core: Core): Router {
   const router = Router();
-  const clia = new CliaSetupToken(ctx);
-  const clib = new ClibSetup(ctx);
+  const clia = new CliaSetupToken(core);
+  const clib = new ClibSetup(core);
 
   router.post('/clia/setup-token', async (_req, res) => {
     res.json(await clia.start());
@@ -44,7 +44,7 @@ export function bootstrapRoutes(ctx: ServiceContext): Router {
   });
 
   router.get('/api/clib/status', async (_req, res) => {
-    res.json(await clibStatus(ctx));
+    res.json(await clibStatus(core));
   });
 
   return router;

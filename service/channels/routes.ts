@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../http/request-body.js';
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { activeEnvStore } from '../secrets/active-env.js';
 import { CHANNELS, channelEntries } from './channels.js';
 
@@ -12,14 +12,14 @@ const AddChannelBody = z.object({
 });
 
 /** Channels: add writes the channel's tokens into the active env file; the list is a stub. */
-export function channelRoutes(ctx: ServiceContext): Router {
+export function channelRoutes(core: Core): Router {
   const router = Router();
 
   router.get('/api/channels', (_req, res) => void res.json([]));
 
   router.post('/api/channels/add', async (req, res) => {
     const body = parseBody(AddChannelBody, req.body, 'Body must be {channel: "slack" | "telegram" | "discord", token: non-empty string}');
-    const store = await activeEnvStore(ctx.config);
+    const store = await activeEnvStore(core.config);
     await store.upsert(channelEntries(body.channel, body.token, body.app_token));
     res.json({ ok: true });
   });

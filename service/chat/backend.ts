@@ -20,7 +20,7 @@ export async function selectRuntime(ctx: ServiceContext, agentName: string | und
   const name = agentName ?? owner ?? ctx.config.agentName;
   if (!isBackend(name)) {
     if (agentName === undefined && owner === undefined) throw new HttpError(500, `AGENT_NAME is set to an unknown agent name: ${name}`);
-    throw new HttpError(400, `Unknown agent_name: ${name} (expected one of ${BACKENDS.join(', ')})`);
+    throw new HttpError(400, `Unknown agent_name: ${JSON.stringify(name)} (expected one of ${BACKENDS.join(', ')})`);
   }
   const runtime = ctx.runtimes.get(name);
   if (!runtime) throw new HttpError(503, `The ${name} runtime is not available in this build yet; choose another agent_name`);

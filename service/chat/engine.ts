@@ -1,15 +1,20 @@
 import type { Response } from 'express';
 import type { ServiceContext } from '../context.js';
-import type { PreparedTurn, Runtime } from '../runtimes/runtime.js';
+import { HttpError } from '../errors.js';
+import type { PermissionMode, PreparedTurn, Runtime } from '../runtimes/runtime.js';
+import { activeTurns, type ActiveTurn } from './active.js';
+import { PermissionRegistry } from './approvals.js';
 import { resolveAttachments } from './attachments.js';
 import { agentIdFromSpace, selectRuntime } from './backend.js';
 import { follow, namedFrame, reconnect } from './delivery.js';
 import { FollowUpQueue } from './follow-ups.js';
 import { TurnLimits, type Reservation } from './limits.js';
+import type { StreamEvents } from './frames.js';
 import type { PromptExtras } from './prompt-extras.js';
 import type { PromptRequest } from './request.js';
+import type { RespondRequest } from './respond-request.js';
 import { StreamRegistry } from './stream-registry.js';
-import { turnEnded, turnStarted } from './turn-events.js';
+import { permissionNeeded, turnEnded, turnStarted } from './turn-events.js';
 import { TurnRun, type TurnFrame } from './turn-run.js';
 
 /**
@@ -26,11 +31,14 @@ export interface PendingTurn {
   /** A follow-up's turn starts once its place comes (follow-ups.ts); others at once. */
   started?: Promise<void>;
   discard(): void;
+  permissionMode: PermissionMode;
+  streamEvents: StreamEvents;
+  /** When the prompt was accepted. */
+  acceptedAt: Date;
 }
 
 /** A prompt as the engine takes it: the spec's fields and the opt-in extras. */
 export type EnginePrompt = PromptRequest & PromptExtras;
-
 
 export class ChatEngine {
   private readonly limits: TurnLimits;
@@ -39,16 +47,25 @@ export class ChatEngine {
   private readonly followUps: FollowUpQueue;
   /** Turns by session, for a steer: the one running takes it, the waiting ones decline. */
   private readonly bySession = new Map<string, Set<PendingTurn>>();
+  /** Follow-ups whose stream is open and whose place has not come yet (GET /api/chat/active: `waiting`). */
+  private readonly inLine = new Set<TurnRun>();
+  private readonly permissions: PermissionRegistry;
 
   constructor(private readonly ctx: ServiceContext) {
     this.limits = new TurnLimits(ctx.config.chat.maxTurns);
     this.registry = new StreamRegistry(ctx.config.chat);
     this.followUps = new FollowUpQueue(this.limits, ctx.config.events.maxQueuedPerSession);
+    this.permissions = new PermissionRegistry(ctx.config.chat.permissionTimeoutMs, ctx.log);
   }
 
   /** Turns accepted and not yet ended (the 429 count). */
   get turns(): number {
     return this.limits.size;
+  }
+
+  /** The refusal every prompt gets while the turn cap is reached (checked before its body is read). */
+  atCap(): HttpError | undefined {
+    return this.limits.full();
   }
 
   /** POST /api/chat/prompt. */
@@ -65,12 +82,16 @@ export class ChatEngine {
    */
   async accept(request: EnginePrompt): Promise<PendingTurn> {
     const runtime = await selectRuntime(this.ctx, request.agentName, request.sessionId);
+    const permissionMode = request.permissionMode ?? 'auto';
+    if (!runtime.permissionModes.includes(permissionMode)) throw new HttpError(400, refusedMode(runtime, permissionMode));
+    const streamEvents = request.streamEvents ?? 'spec';
     const attachments = await resolveAttachments(this.ctx, request.attachments, runtime);
     const sessionId = request.sessionId;
-    const turnRequest = { text: request.text, sessionId, skill: request.skill, model: request.model, ...(attachments ? { attachments } : {}) };
+    const turnRequest = { text: request.text, sessionId, skill: request.skill, model: request.model, permissionMode, ...(attachments ? { attachments } : {}) };
     if (sessionId !== undefined && this.followUps.mustWait(sessionId)) {
-      const queued = this.followUps.enqueue(sessionId, () => runtime.prepare(turnRequest), request.announceQueue === true);
-      return { runtime, ...queued };
+      // A waiting follow-up's stream opens with `queued {position}` only for a client that asked for every event.
+      const queued = this.followUps.enqueue(sessionId, () => runtime.prepare(turnRequest), streamEvents === 'full');
+      return { runtime, ...queued, permissionMode, streamEvents, acceptedAt: new Date() };
     }
     const reservation = this.limits.reserve(sessionId);
     try {
@@ -85,6 +106,9 @@ export class ChatEngine {
           prepared.discard?.();
           reservation.release();
         },
+        permissionMode,
+        streamEvents,
+        acceptedAt: new Date(),
       };
     } catch (err) {
       reservation.release();
@@ -132,12 +156,23 @@ export class ChatEngine {
       onEnd: () => {
         pending.reservation.release();
         this.running.delete(run);
+        this.inLine.delete(run);
         this.untrack(pending);
+      },
+      streamEvents: pending.streamEvents,
+      about: { agentName: pending.runtime.name, agentId: pending.prepared.agentId ?? null },
+      // `auto` asks nothing: the runtime declines what needs approval, as the spec's service does.
+      ...(pending.permissionMode === 'auto' ? {} : { permissions: this.permissions }),
+      onPermissionRequest: (request) => {
+        identity.sessionId = run.sessionId;
+        permissionNeeded(this.ctx.events, identity, { requestId: request.request_id, title: request.title });
       },
     });
     pending.run = run;
     this.track(pending);
+    if (pending.started) this.inLine.add(run);
     void (pending.started ?? Promise.resolve()).then(() => {
+      this.inLine.delete(run);
       if (run.terminal) return;
       announced = true;
       turnStarted(this.ctx.events, identity);
@@ -189,6 +224,16 @@ export class ChatEngine {
     void (after === undefined ? reconnect(stream, run, reconnectWaitMs) : follow(stream, run, after, namedFrame, () => reconnect(stream, run, reconnectWaitMs)));
   }
 
+  /** POST /api/chat/respond with a request named. */
+  respond(request: RespondRequest): void {
+    this.permissions.respond(request);
+  }
+
+  /** GET /api/chat/active. */
+  active(): ActiveTurn[] {
+    return activeTurns(this.registry.list(), (run) => this.inLine.has(run));
+  }
+
   /** POST /api/chat/abort: drops the entry and, beyond the spec, stops the running turn. */
   abort(streamId: string): void {
     this.registry.drop(streamId)?.abort();
@@ -207,4 +252,9 @@ export class ChatEngine {
     await Promise.race([Promise.all(runs.map((run) => run.ended)), limit]);
     clearTimeout(timer);
   }
+}
+
+function refusedMode(runtime: Runtime, mode: PermissionMode): string {
+  const can = runtime.permissionModes.join(', ');
+  return `The ${runtime.name} runtime cannot honour permission_mode "${mode}" (it takes: ${can})${runtime.permissionNote ? `: ${runtime.permissionNote}` : ''}`;
 }

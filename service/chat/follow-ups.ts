@@ -1,5 +1,5 @@
 import { HttpError } from '../errors.js';
-import type { PreparedTurn, RuntimeEvent } from '../runtimes/runtime.js';
+import type { Approvals, PreparedTurn, RuntimeEvent } from '../runtimes/runtime.js';
 import type { Reservation, TurnLimits } from './limits.js';
 
 /**
@@ -89,7 +89,7 @@ export class FollowUpQueue {
     const positionNow = (): number => this.positionOf(ticket);
     const prepared: PreparedTurn = {
       sessionId,
-      async *run(signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+      async *run(signal: AbortSignal, approvals?: Approvals): AsyncGenerator<RuntimeEvent> {
         const position = positionNow();
         if (announce && position > 0) yield { type: 'queued', position };
         const place = await waitForPlace(signal);
@@ -111,7 +111,7 @@ export class FollowUpQueue {
           yield { type: 'done', finishReason: 'aborted' };
           return;
         }
-        yield* inner.run(signal);
+        yield* inner.run(signal, approvals);
       },
       discard: takeOut,
       steer: (input) => (inner?.steer ? inner.steer(input) : Promise.resolve(false)),

@@ -6,7 +6,7 @@ import { follow, type FrameShape } from './delivery.js';
 import type { ChatEngine, EnginePrompt, PendingTurn } from './engine.js';
 import { LegacyStore } from './legacy-store.js';
 import { parsePromptExtras } from './prompt-extras.js';
-import { isFolderName, objectBody, optionalString, parseSkill } from './request.js';
+import { agentNameOf, isFolderName, objectBody, optionalString, parseSkill } from './request.js';
 import type { TurnFrame, TurnRun } from './turn-run.js';
 
 /**
@@ -74,12 +74,14 @@ async function startLegacyTurn(ctx: ServiceContext, engine: ChatEngine, store: L
   const userId = optionalString(b, 'user_id') ?? 'default_user';
   const messageType = optionalString(b, 'message_type') ?? '@space';
   const skill = parseSkill(optionalString(b, 'agent_type'));
+  // Beside the spec's body, as on /api/chat/prompt: a present agent_name must name a backend.
+  const agentName = agentNameOf(b);
   const existing = await store.get(projectId);
   const request: EnginePrompt = {
     attachments: parsePromptExtras(b).attachments,
     text: b.question.trim(),
     sessionId: existing?.session_id,
-    agentName: existing?.agent_name,
+    agentName: agentName ?? existing?.agent_name,
     agentId: await legacyAgentId(ctx, projectId),
     skill,
   };
@@ -90,7 +92,7 @@ async function startLegacyTurn(ctx: ServiceContext, engine: ChatEngine, store: L
   } catch (err) {
     // The session this key pointed at is gone: start a new one under the same key.
     if (!existing || !(err instanceof HttpError) || err.status !== 404) throw err;
-    pending = await engine.accept({ ...request, sessionId: undefined, agentName: undefined });
+    pending = await engine.accept({ ...request, sessionId: undefined, agentName });
     isNew = true;
   }
   let text = '';

@@ -40,9 +40,15 @@ export class TurnLimits {
     this.releaseListeners.add(listener);
   }
 
+  /** The 429 a prompt gets now whatever it asks, when every place is taken; else undefined. */
+  full(): HttpError | undefined {
+    return this.count >= this.max ? new HttpError(429, `Too many turns at once (at most ${this.max}); try again when one ends`) : undefined;
+  }
+
   reserve(sessionId: string | undefined): Reservation {
     if (sessionId !== undefined) this.assertFree(sessionId);
-    if (this.count >= this.max) throw new HttpError(429, `Too many turns at once (at most ${this.max}); try again when one ends`);
+    const full = this.full();
+    if (full) throw full;
     this.count++;
     let held: string | undefined;
     let counted = true;

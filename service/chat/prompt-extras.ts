@@ -4,16 +4,13 @@ import { parseAttachmentRefs, type AttachmentRef } from './attachments.js';
 /**
  * The prompt fields beyond the spec's (opt-in; a spec client sends none of them):
  * `delivery` for a prompt on a busy session ("queue", the default, or "steer") and
- * `attachments`. Parsed apart from request.ts so each feature keeps its own fields.
+ * `attachments`. Parsed apart from request.ts so each feature keeps its own fields;
+ * `stream_events` (which also decides whether a waiting follow-up's stream opens with
+ * `queued {position}`) is request.ts's, parsed and validated there only.
  */
 export interface PromptExtras {
   delivery?: 'queue' | 'steer';
   attachments?: AttachmentRef[];
-  /**
-   * A waiting follow-up's stream opens with `queued {position}`: only for clients that asked
-   * for every event (`stream_events: "full"`, validated with the other stream options).
-   */
-  announceQueue?: boolean;
 }
 
 export function parsePromptExtras(body: unknown): PromptExtras {
@@ -23,7 +20,6 @@ export function parsePromptExtras(body: unknown): PromptExtras {
     if (b.delivery !== 'queue' && b.delivery !== 'steer') throw new HttpError(400, 'delivery must be "queue" or "steer"');
     out.delivery = b.delivery;
   }
-  if (b.stream_events === 'full') out.announceQueue = true;
   const attachments = parseAttachmentRefs(b.attachments);
   if (attachments) out.attachments = attachments;
   return out;

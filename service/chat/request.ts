@@ -1,6 +1,14 @@
+import path from 'node:path';
 import { HttpError } from '../errors.js';
+import { SAFE_ID } from '../ids.js';
+import { PERMISSION_MODES, type PermissionMode } from '../runtimes/runtime.js';
+import type { StreamEvents } from './frames.js';
 
-/** POST /api/chat/prompt's body, checked. Absent, null and "" optional fields count as absent. */
+/**
+ * POST /api/chat/prompt's body, checked. Absent, null and "" optional fields count as absent,
+ * except `agent_name`: a present one must name a backend, so "" is refused (400) like any
+ * other unknown name rather than falling through to the default backend.
+ */
 export interface PromptRequest {
   text: string;
   sessionId?: string;
@@ -10,10 +18,13 @@ export interface PromptRequest {
   /** `agent_type` without any leading `/` or `$` (the runtime adds its own prefix). */
   skill?: string;
   model?: string;
+  /** Beyond the spec (opt-in): absent is `auto`, today's behaviour. */
+  permissionMode?: PermissionMode;
+  /** Beyond the spec (opt-in): absent is `spec`, the spec's events only. */
+  streamEvents?: StreamEvents;
 }
 
-/** Ids the service and the runtimes use as file names: nothing that could leave a folder. */
-export const SAFE_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/** A skill name: nothing that could leave a folder. */
 const SKILL = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export function parsePrompt(body: unknown): PromptRequest {
@@ -28,12 +39,36 @@ export function parsePrompt(body: unknown): PromptRequest {
   return {
     text: b.text.trim(),
     sessionId,
-    agentName: optionalString(b, 'agent_name'),
+    agentName: agentNameOf(b),
     agentId,
-    space: optionalString(b, 'space'),
+    space: parseSpace(optionalString(b, 'space')),
     skill: agentType,
     model: optionalString(b, 'model'),
+    ...optIns(b),
   };
+}
+
+/** `agent_name` as sent: undefined only when absent or null ("" is a name, and no backend's). */
+export function agentNameOf(body: Record<string, unknown>): string | undefined {
+  const value = body.agent_name;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new HttpError(400, 'agent_name must be a string');
+  return value;
+}
+
+/** Paths in bodies are absolute (spec); `space` may also start with `~/` (it is expanded). */
+function parseSpace(value: string | undefined): string | undefined {
+  if (value === undefined || value === '~' || value.startsWith('~/') || path.isAbsolute(value)) return value;
+  throw new HttpError(400, 'space must be absolute');
+}
+
+/** The opt-in fields: a value outside their lists is 400, never a silent default. */
+function optIns(b: Record<string, unknown>): Pick<PromptRequest, 'permissionMode' | 'streamEvents'> {
+  const mode = optionalString(b, 'permission_mode');
+  if (mode !== undefined && !(PERMISSION_MODES as readonly string[]).includes(mode)) throw new HttpError(400, `permission_mode must be one of ${PERMISSION_MODES.join(', ')}`);
+  const events = optionalString(b, 'stream_events');
+  if (events !== undefined && events !== 'spec' && events !== 'full') throw new HttpError(400, 'stream_events must be "spec" or "full"');
+  return { ...(mode ? { permissionMode: mode as PermissionMode } : {}), ...(events ? { streamEvents: events } : {}) };
 }
 
 /** `agent_type`, with or without its `/` or `$` (the runtime adds its own prefix). */

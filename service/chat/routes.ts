@@ -1,15 +1,22 @@
 import { Router } from 'express';
 import type { ServiceContext } from '../context.js';
+import { routedPath } from '../http/head-checks.js';
 import { ChatEngine } from './engine.js';
 import { legacyRoutes } from './legacy.js';
 import { parsePromptExtras } from './prompt-extras.js';
 import { parsePrompt } from './request.js';
+import { parseRespond } from './respond-request.js';
+
+/** Every route that starts a turn. */
+const PROMPT_PATHS = new Set(['/api/chat/prompt', '/ask_question', '/ask_question_streaming']);
 
 /** The spec's Chat section and the legacy chat endpoints, on one engine. */
 export function chatRoutes(ctx: ServiceContext): Router {
   const engine = new ChatEngine(ctx);
   ctx.onShutdown(() => engine.close());
   const router = Router();
+  // At the cap a prompt is refused from its head: its body (up to the JSON limit) is never read.
+  ctx.headChecks.add((req) => (req.method === 'POST' && PROMPT_PATHS.has(routedPath(req)) ? engine.atCap() : undefined));
 
   router.post('/api/chat/prompt', async (req, res) => {
     res.json(await engine.prompt({ ...parsePrompt(req.body), ...parsePromptExtras(req.body) }));
@@ -25,10 +32,14 @@ export function chatRoutes(ctx: ServiceContext): Router {
     res.json({ ok: true });
   });
 
-  // Reserved by the spec for future use: any JSON is accepted and ignored.
-  router.post('/api/chat/respond', (_req, res) => void res.json({ ok: true }));
+  // The spec's reserved no-op for a body that names no request; the answer to a permission request otherwise.
+  router.post('/api/chat/respond', (req, res) => {
+    const request = parseRespond(req.body);
+    if (request) engine.respond(request);
+    res.json({ ok: true });
+  });
 
-  router.get('/api/chat/active', (_req, res) => void res.json([]));
+  router.get('/api/chat/active', (_req, res) => void res.json(engine.active()));
 
   router.use(legacyRoutes(ctx, engine));
   return router;

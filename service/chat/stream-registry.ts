@@ -92,6 +92,11 @@ export class StreamRegistry<P extends Discardable> {
     return entry.run;
   }
 
+  /** Every entry: prompts not yet opened and turns started (GET /api/chat/active). */
+  list(): Array<{ streamId: string; pending: P } | { streamId: string; run: TurnRun }> {
+    return [...this.entries].map(([streamId, e]) => (e.state === 'active' ? { streamId, pending: e.pending } : { streamId, run: e.run }));
+  }
+
   /** Drops every entry (shutdown); returns the running turns. */
   dropAll(): TurnRun[] {
     return [...this.entries.keys()].map((id) => this.drop(id)).filter((r): r is TurnRun => r !== undefined);

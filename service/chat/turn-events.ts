@@ -28,8 +28,8 @@ export function turnEnded(hub: EventHub, turn: TurnIdentity, terminal: TurnFrame
 
 /**
  * `permission-needed {stream_id, session_id, request_id, title}`: a turn waits for the user's
- * decision. The hook for approvals (issue 23): call it where a runtime's permission request
- * becomes a pending decision; nothing calls it yet.
+ * decision. Sent by the engine when a turn's `permission-request` frame is made (the request
+ * is then pending in the permission registry), so a view without that stream open can tell.
  */
 export function permissionNeeded(hub: EventHub, turn: TurnIdentity, request: { requestId: string; title: string }): void {
   hub.publish('permission-needed', { stream_id: turn.streamId, session_id: turn.sessionId, request_id: request.requestId, title: request.title });

@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
-import type { PreparedTurn, RuntimeEvent } from '../runtimes/runtime.js';
-import { frameOf, isTerminal, type EventFrame } from './frames.js';
+import type { PermissionAnswer, PermissionAsk, PreparedTurn, RuntimeEvent, TurnUsage } from '../runtimes/runtime.js';
+import type { PermissionRegistry, PermissionRequestData } from './approvals.js';
+import { frameOf, isTerminal, usageFrame, type EventFrame, type StreamEvents } from './frames.js';
 
 /**
  * One running turn: pumps the runtime's events into numbered frames, whether or not anyone
@@ -28,6 +29,14 @@ export interface TurnRunOptions {
    * the turn wrote, so whoever acts on `done` reads it back (read-your-writes).
    */
   beforeTerminal?: ((sessionId: string | null) => Promise<void>) | undefined;
+  /** `full` adds tool calls, results, thinking and usage to the spec's events. */
+  streamEvents?: StreamEvents;
+  /** Where the turn's permission requests wait; without it the runtime asks nothing. */
+  permissions?: PermissionRegistry;
+  /** Who runs the turn, for GET /api/chat/active. */
+  about?: { agentName: string; agentId: string | null };
+  /** A request of the turn now waits for the client's decision (the event channel's `permission-needed`). */
+  onPermissionRequest?: ((request: PermissionRequestData) => void) | undefined;
 }
 
 /** How long the terminal frame waits for `beforeTerminal` at most. */
@@ -46,9 +55,13 @@ export class TurnRun {
   private seq = 0;
   private wake: { promise: Promise<void>; resolve: () => void } = signal();
   private markEnded!: () => void;
+  private readonly usages: TurnUsage[] = [];
+  readonly startedAt = new Date();
+  readonly about: { agentName: string; agentId: string | null } | undefined;
 
   constructor(private readonly options: TurnRunOptions) {
     this.heartbeatMs = options.heartbeatMs;
+    this.about = options.about;
     this.sessionId = options.prepared.sessionId;
     this.ended = new Promise((resolve) => (this.markEnded = resolve));
   }
@@ -65,9 +78,15 @@ export class TurnRun {
     void this.pump();
   }
 
-  /** Interrupts the runtime; the turn then ends with `done {aborted}`. */
+  /** Interrupts the runtime (what it waits to be told is denied); the turn then ends with `done {aborted}`. */
   abort(): void {
     this.controller.abort();
+    this.options.permissions?.denyAll(this);
+  }
+
+  /** Permission requests still waiting for the client. */
+  get pending(): PermissionRequestData[] {
+    return this.options.permissions?.pendingOf(this) ?? [];
   }
 
   /** Frames after `id`, or 'gap' when some of them are no longer kept. */
@@ -85,7 +104,8 @@ export class TurnRun {
 
   private async pump(): Promise<void> {
     try {
-      for await (const event of this.options.prepared.run(this.controller.signal)) {
+      const approvals = this.options.permissions ? { ask: (ask: PermissionAsk) => this.ask(ask) } : undefined;
+      for await (const event of this.options.prepared.run(this.controller.signal, approvals)) {
         if ((event.type === 'done' || event.type === 'error') && !this.terminal) await this.settle();
         this.accept(event);
       }
@@ -95,6 +115,8 @@ export class TurnRun {
     }
     if (!this.terminal) await this.settle();
     if (!this.terminal) this.accept(this.aborted ? { type: 'done', finishReason: 'aborted' } : { type: 'error', message: 'The agent ended without an answer' });
+    // A question the program left behind can no longer be answered.
+    this.options.permissions?.denyAll(this);
     this.markEnded();
     this.options.onEnd();
     this.wake.resolve();
@@ -114,9 +136,25 @@ export class TurnRun {
     if (event.type === 'session') this.sessionId = event.sessionId;
     // An abort ends as `aborted`, whatever the program said on its way out.
     const settled: RuntimeEvent = event.type === 'error' && this.aborted ? { type: 'done', finishReason: 'aborted' } : event;
-    const frame = frameOf(settled, this.sessionId);
+    const full = this.options.streamEvents === 'full';
+    if (event.type === 'usage') this.usages.push(event.usage);
+    // The turn's usage, once, just before its end.
+    if (full && (settled.type === 'done' || settled.type === 'error')) this.push(usageFrame(this.usages));
+    const frame = frameOf(settled, this.sessionId, this.options.streamEvents);
     if (frame) this.push(frame);
     if (event.type === 'session' && event.notice) this.push(frameOf({ type: 'notice', message: event.notice }, this.sessionId)!);
+  }
+
+  /** A program's question: a `permission-request` frame, the client's answer (or a deny), a `permission-resolved` frame. */
+  private async ask(ask: PermissionAsk): Promise<PermissionAnswer> {
+    const registry = this.options.permissions!;
+    if (this.aborted || this.terminal) return { decision: 'deny', message: 'The turn was aborted' };
+    const { data, decision } = registry.open(this, this.sessionId, ask);
+    this.push({ event: 'permission-request', data: { ...data } });
+    this.options.onPermissionRequest?.(data);
+    const { answer, by } = await decision;
+    if (!this.terminal) this.push({ event: 'permission-resolved', data: { request_id: data.request_id, decision: answer.decision, by } });
+    return answer;
   }
 
   private push(frame: EventFrame): void {

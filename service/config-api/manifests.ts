@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { HttpError } from '../errors.js';
+import { AGENT_NAMES, type AgentName } from '../ids.js';
 
 /**
  * The per-backend manifests shipped with the service, config/agents/<backend>/commands.json:
@@ -9,8 +10,9 @@ import { HttpError } from '../errors.js';
  * program (command, argument templates, wire protocol, and which env-file variable feeds which
  * variable the program reads). No endpoint modifies them.
  */
-export const BACKENDS = ['runtimea', 'clia_code', 'clib'] as const;
-export type Backend = (typeof BACKENDS)[number];
+/** The manifests' backends are the spec's agent names. */
+export const BACKENDS = AGENT_NAMES;
+export type Backend = AgentName;
 
 const Model = z.object({
   id: z.string().min(1),
@@ -36,6 +38,10 @@ const Binding = z.object({
   args: z.array(z.string()),
   resume_args: z.array(z.string()).optional(),
   model_args: z.array(z.string()).optional(),
+  /** Replaces the `-- {prompt}` tail of `args` when the prompt goes on stdin as a protocol message. */
+  stream_input_args: z.array(z.string()).optional(),
+  /** Extra arguments per permission mode other than `auto` (docs/approvals.md). */
+  permission_mode_args: z.record(z.string(), z.array(z.string())).optional(),
   /** Env-file variable -> the variable the program reads. */
   env: z.record(z.string(), z.string()),
   /** Fixed variables for every run of the program. */

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { ServiceContext } from '../context.js';
+import type { AuthState } from '../auth/state.js';
+import type { Core } from '../core.js';
 import { activeEnvStore } from '../secrets/active-env.js';
 import { RegistryStore } from '../stores/registry.js';
 import { aiAuthSnapshot } from './ai-auth.js';
@@ -13,13 +14,16 @@ import { parseBody } from '../http/request-body.js';
 
 const ProviderKeyBody = z.object({ key: z.string().trim().min(1) });
 
+/** What the config routes read beyond Core: the sign-in state (hosted account, /debug/ai-auth). */
+export type ConfigDeps = Core & { auth: AuthState };
+
 /**
  * /api/config/*, /api/models and /debug/ai-auth. Every body here is safe to show: secrets
  * appear only as booleans or masks (see mask.ts).
  */
-export function configRoutes(ctx: ServiceContext): Router {
+export function configRoutes(deps: ConfigDeps): Router {
   const router = Router();
-  const { config } = ctx;
+  const { config } = deps;
   const envValues = async (): Promise<Map<string, string>> => effectiveEnv(await (await activeEnvStore(config)).entries());
 
   router.get('/api/config/workspace', (_req, res) => {
@@ -54,7 +58,7 @@ export function configRoutes(ctx: ServiceContext): Router {
     res.json(await provbSubscription(config.paths.codexHome));
   });
 
-  router.get('/api/config/hosted-account', (_req, res) => void res.json(hostedAccount(ctx.auth)));
+  router.get('/api/config/hosted-account', (_req, res) => void res.json(hostedAccount(deps.auth)));
 
   router.get('/api/config/localmodel', async (_req, res) => {
     res.json(await probeLocalModel(config.localModelUrl));
@@ -67,7 +71,7 @@ export function configRoutes(ctx: ServiceContext): Router {
   router.get('/debug/ai-auth', async (_req, res) => {
     const store = await activeEnvStore(config);
     const env = effectiveEnv(await store.entries());
-    res.json(await aiAuthSnapshot(store.file, env, await loadManifests(config.paths.manifests), ctx.auth));
+    res.json(await aiAuthSnapshot(store.file, env, await loadManifests(config.paths.manifests), deps.auth));
   });
 
   return router;

@@ -8,7 +8,7 @@ import type { ConnectorTokenStore, StoredToken, TokenConnector } from '../stores
 /**
  * The four routes every token connector shares (token, status, disconnect, reconnect),
  * over the token file. A connector brings its check of a token with its host; the answers
- * are the spec's where it shows them and documented in the README where it does not.
+ * are the spec's where it shows them and documented in docs/connectors.md where it does not.
  */
 export interface TokenConnectorSpec {
   name: TokenConnector;

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { PAGE_CSP, PAGE_FILES, PageAssets, type PagePath } from './assets.js';
 
 /**
@@ -7,9 +7,9 @@ import { PAGE_CSP, PAGE_FILES, PageAssets, type PagePath } from './assets.js';
  * sessions, usage, a one-prompt chat). The page and its two files are public (they carry no
  * data); every request the page makes is an ordinary API call through the trust guard.
  */
-export function diagnosticsRoutes(ctx: ServiceContext): Router {
+export function diagnosticsRoutes(core: Core): Router {
   const router = Router();
-  const assets = new PageAssets(ctx.config.paths.diagnostics);
+  const assets = new PageAssets(core.config.paths.diagnostics);
   for (const pagePath of Object.keys(PAGE_FILES) as PagePath[]) {
     router.get(pagePath, async (_req, res) => {
       const { body, type } = await assets.read(pagePath);

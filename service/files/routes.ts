@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Router, type Request } from 'express';
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { HttpError } from '../errors.js';
 import { DOWNLOAD_CSP, openBinary } from './binary.js';
 import { containedPath, parsePath } from './containment.js';
@@ -11,17 +11,18 @@ import { listDirectory } from './listing.js';
 import { makeDirectory, type MkdirRequest } from './mkdir.js';
 import { saveFile } from './save.js';
 import { ClientGone, receiveUpload } from './upload.js';
+import type { UploadLedger } from './upload-ledger.js';
 
 /** The spec's Files section: every `path` resolved and held under $HOME (the upload `space` aside). */
-export function filesRoutes(ctx: ServiceContext): Router {
+export function filesRoutes(core: Core & { readonly uploads: UploadLedger }): Router {
   const router = Router();
-  const { home } = ctx.config;
+  const { home } = core.config;
   const inHome = (value: unknown): Promise<string> => mapFsErrors(() => containedPath(home, value));
 
   router.post('/api/files/upload', async (req, res) => {
     try {
-      const record = await receiveUpload(req, { defaultDir: ctx.config.paths.uploads });
-      ctx.uploads.remember(record.file_id, record.path);
+      const record = await receiveUpload(req, { defaultDir: core.config.paths.uploads });
+      core.uploads.remember(record.file_id, record.path);
       res.json(record);
     } catch (err) {
       if (!(err instanceof ClientGone)) throw err;
@@ -61,7 +62,7 @@ export function filesRoutes(ctx: ServiceContext): Router {
   });
 
   router.post('/api/files/mkdir', async (req, res) => {
-    const rules = { home, projectsRoot: ctx.config.projectsRoot, templateDir: path.join(ctx.config.paths.templates, 'project') };
+    const rules = { home, projectsRoot: core.config.projectsRoot, templateDir: path.join(core.config.paths.templates, 'project') };
     res.json(await mapFsErrors(() => makeDirectory(rules, mkdirRequest(jsonBody(req)))));
   });
 

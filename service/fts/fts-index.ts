@@ -92,7 +92,9 @@ export class FtsIndex {
   status(workspace?: string): FtsStatus {
     const { sessions, documents, messages, bytes, pending, weight, done, updated } = tally(this.tracked.values(), workspace);
     const settled = this.phase === 'open' && pending === 0 && !this.scheduled;
-    const status: FtsStatusValue = this.phase === 'idle' ? 'idle' : this.phase === 'error' ? 'error' : settled ? 'ready' : 'indexing';
+    // A workspace with nothing indexed and nothing to index is the stub's `idle`, 0.
+    const empty = workspace !== undefined && sessions === 0 && pending === 0;
+    const status: FtsStatusValue = this.phase === 'error' ? 'error' : this.phase === 'idle' || empty ? 'idle' : settled ? 'ready' : 'indexing';
     const progress = status === 'ready' ? 1 : status === 'idle' || weight === 0 ? 0 : Math.min(0.999, done / weight);
     return {
       status,

@@ -1,18 +1,18 @@
 import { Router } from 'express';
 import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
-import type { AgentName } from '../runtimes/runtime.js';
+import { AGENT_NAMES, isAgentName, type AgentName } from '../ids.js';
 import { parseLimit, parseQuery, parseSessionOffset } from '../sessions/query.js';
 import { resolveWorkspace } from './workspace.js';
-
-const AGENT_NAMES: readonly AgentName[] = ['runtimea', 'clia_code', 'clib'];
 
 /** Full-text search: the index's state per workspace, and ranked hits over every message. */
 export function ftsRoutes(ctx: ServiceContext): Router {
   const router = Router();
 
-  router.get('/api/fts/index/:ws', async (req, res) => {
-    res.json(ctx.fts.status(await resolveWorkspace(ctx.config.projectsRoot, req.params.ws)));
+  // Every ws answers the stub's shape: `all`, or any agent id (a project, a runtimea agent, or
+  // one that is no project yet, which has nothing indexed). It reads no disk, so any text is safe.
+  router.get('/api/fts/index/:ws', (req, res) => {
+    res.json(ctx.fts.status(req.params.ws === 'all' ? undefined : req.params.ws));
   });
 
   router.get('/api/fts/search', async (req, res) => {
@@ -33,6 +33,6 @@ function single(value: unknown, name: string): string {
 }
 
 function parseAgentName(value: string): AgentName {
-  if (!(AGENT_NAMES as readonly string[]).includes(value)) throw new HttpError(400, `agent_name must be one of ${AGENT_NAMES.join(', ')}`);
-  return value as AgentName;
+  if (!isAgentName(value)) throw new HttpError(400, `agent_name must be one of ${AGENT_NAMES.join(', ')}`);
+  return value;
 }

@@ -1,9 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HttpError } from '../errors.js';
-
-/** A project folder name, as the session layout accepts it (never a path). */
-const PROJECT_ID = /^[A-Za-z0-9._-]{1,128}$/;
+import { SAFE_ID } from '../ids.js';
 
 /**
  * `{ws}`: `all` (every session; undefined here), or a project id, i.e. the name of a folder
@@ -12,7 +10,7 @@ const PROJECT_ID = /^[A-Za-z0-9._-]{1,128}$/;
  */
 export async function resolveWorkspace(projectsRoot: string, ws: string): Promise<string | undefined> {
   if (ws === 'all') return undefined;
-  const exists = PROJECT_ID.test(ws) && ws !== '.' && ws !== '..' && (await stat(path.join(projectsRoot, ws)).then((s) => s.isDirectory(), () => false));
+  const exists = SAFE_ID.test(ws) && ws !== '.' && ws !== '..' && (await stat(path.join(projectsRoot, ws)).then((s) => s.isDirectory(), () => false));
   if (!exists) throw new HttpError(404, `Workspace not found: ${JSON.stringify(ws)} is neither "all" nor a project under ${projectsRoot}`);
   return ws;
 }

@@ -1,4 +1,4 @@
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { HttpError } from '../errors.js';
 import type { ConfirmRequest, LifecycleAction } from '../host.js';
 
@@ -19,21 +19,21 @@ export class LifecycleRequests {
   private pending: LifecycleAction | undefined;
 
   constructor(
-    private readonly ctx: ServiceContext,
+    private readonly core: Core,
     private readonly perform: Performer,
   ) {}
 
   /** Asks the host's human; returns at once. Throws the refusal the client should see. */
   request(action: LifecycleAction): { status: 'awaiting_confirmation'; action: LifecycleAction } {
-    const confirm = this.ctx.host.confirm;
+    const confirm = this.core.host.confirm;
     if (!confirm) {
       throw new HttpError(501, `Refused: ${describe(action)} needs a person to confirm it, and headless mode has nobody to ask. Do it from the shell instead.`);
     }
     if (this.pending) throw new HttpError(409, `A ${describe(this.pending)} is already awaiting confirmation`);
     this.pending = action;
     void confirm({ action, ...PROMPTS[action] })
-      .then((yes) => (yes ? this.perform(action) : this.ctx.log.info({ action }, 'lifecycle action declined')))
-      .catch((err: unknown) => this.ctx.log.error({ action, err: String(err) }, 'lifecycle action failed'))
+      .then((yes) => (yes ? this.perform(action) : this.core.log.info({ action }, 'lifecycle action declined')))
+      .catch((err: unknown) => this.core.log.error({ action, err: String(err) }, 'lifecycle action failed'))
       .finally(() => {
         this.pending = undefined;
       });

@@ -20,6 +20,10 @@ export interface CliProcess {
   interrupt(graceMs: number): void;
   /** SIGTERM, then SIGKILL, to whatever is left of the group. */
   stop(): Promise<void>;
+  /** One line to the program's stdin (only with `stdin: true`); false once stdin is closed. */
+  write(line: string): boolean;
+  /** Closes stdin (the program's end of input). */
+  endInput(): void;
 }
 
 export interface CliStart {
@@ -29,6 +33,8 @@ export interface CliStart {
   env: NodeJS.ProcessEnv;
   /** Told the size of each stdout line dropped for being over MAX_LINE_BYTES. */
   onDroppedLine?: (bytes: number) => void;
+  /** A pipe for stdin (a protocol on it) instead of none. */
+  stdin?: boolean;
 }
 
 const STDERR_TAIL = 8 * 1024;
@@ -37,8 +43,12 @@ const STRAY_WRITER_QUIET_MS = 2000;
 
 /** Starts the program; rejects when it cannot be started at all (ENOENT, EACCES). */
 export async function startCliProcess(supervisor: Supervisor, start: CliStart): Promise<CliProcess> {
-  const owned = await supervisor.spawn({ command: start.command, args: start.args, cwd: start.cwd, env: start.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const owned = await supervisor.spawn({ command: start.command, args: start.args, cwd: start.cwd, env: start.env, stdio: [start.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
   const { child } = owned;
+  // EPIPE after the program went away is told by `exited`, not thrown.
+  child.stdin?.on('error', () => undefined);
+  const input = child.stdin;
+  const open = (): boolean => !!input && !input.writableEnded && !input.destroyed;
   let stderr = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => {
@@ -61,7 +71,16 @@ export async function startCliProcess(supervisor: Supervisor, start: CliStart): 
     },
     stop: async () => {
       clearTimeout(graceTimer);
+      input?.end();
       await owned.stop();
+    },
+    write: (line) => {
+      if (!open()) return false;
+      input!.write(line.endsWith('\n') ? line : `${line}\n`);
+      return true;
+    },
+    endInput: () => {
+      if (open()) input!.end();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { appendFile, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { SAFE_ID } from '../ids.js';
 import { withFileLock } from '../stores/atomic.js';
 import { JsonFile } from '../stores/json-file.js';
 import type { AgentName } from './runtime.js';
@@ -38,8 +39,6 @@ export interface FoundSession {
   agentId: string;
   entry: CliSessionEntry;
 }
-
-const SAFE_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 export class CliSessionStore {
   constructor(

@@ -5,8 +5,9 @@
  * and turns that program's output into the neutral events below with a pure parser.
  */
 
-/** The spec's agent names: the wire and on-disk vocabulary. */
-export type AgentName = 'runtimea' | 'clia_code' | 'clib';
+/** The spec's agent names: the wire and on-disk vocabulary (one list, in ids.ts). */
+import type { AgentName } from '../ids.js';
+export type { AgentName };
 
 /** Token usage of one model call (or one turn), never a running total. */
 export interface TurnUsage {
@@ -17,6 +18,49 @@ export interface TurnUsage {
   cacheWrite: number;
   /** Cost in USD when the program itself reports one; otherwise priced later. */
   costUsd?: number;
+  /** Tokens in the model's context after the call, and the model's window, where the program says. */
+  contextTokens?: number;
+  contextWindow?: number;
+}
+
+/**
+ * How a turn treats what the program would ask about (the prompt's `permission_mode`):
+ * `auto` declines it unasked (the spec's behaviour), `ask` asks the client about all of it,
+ * `accept_edits` lets edits inside the working directory go ahead and asks about the rest,
+ * `plan` keeps the agent read-only. docs/approvals.md maps them onto each program.
+ */
+export const PERMISSION_MODES = ['auto', 'ask', 'accept_edits', 'plan'] as const;
+export type PermissionMode = (typeof PERMISSION_MODES)[number];
+
+export type PermissionOption = 'allow' | 'deny' | 'allow_session';
+
+/** What the program asked, in neutral terms. */
+export interface PermissionAsk {
+  /** The program's own tool name (`Write`, `Bash`, `command_execution`). */
+  tool: string;
+  /** One human line: "Write src/app.ts", "Run `npm test`". */
+  title: string;
+  input: unknown;
+  /** Always allow and deny; allow_session where the program can remember. */
+  options: readonly PermissionOption[];
+  /** The program's id of the tool call, when it gives one (ties the request to its tool-call). */
+  toolCallId?: string;
+}
+
+export interface PermissionAnswer {
+  decision: PermissionOption;
+  /** Told to the agent on a deny. */
+  message?: string;
+  /** A replacement tool input, where the program accepts one. */
+  updatedInput?: Record<string, unknown>;
+}
+
+/**
+ * The engine's side of a turn that can ask: `ask` settles with the client's decision, or a
+ * deny on timeout or abort. Without it (a direct run, `auto`) an adapter declines unasked.
+ */
+export interface Approvals {
+  ask(request: PermissionAsk): Promise<PermissionAnswer>;
 }
 
 /**
@@ -27,9 +71,12 @@ export type RuntimeEvent =
   | { type: 'session'; sessionId: string; notice?: string }
   /** `sessionId` when the runtime's deltas carry it on the wire (spec: runtimea's do). */
   | { type: 'text'; text: string; sessionId?: string }
-  | { type: 'tool-call'; id: string; name: string; input: unknown }
+  /** `title` when the adapter can say it better than the neutral one (tool-title.ts). */
+  | { type: 'tool-call'; id: string; name: string; input: unknown; title?: string }
   | { type: 'tool-result'; id: string; output: unknown; isError?: boolean }
   | { type: 'usage'; usage: TurnUsage }
+  /** Model thinking, where the program streams it. */
+  | { type: 'thinking'; text: string }
   /** Something the user should be told that is not model text (e.g. a resume fell back to a new session). */
   | { type: 'notice'; message: string }
   /** The chat's own: a follow-up waits behind `position - 1` others and the running turn. */
@@ -50,6 +97,8 @@ export interface TurnRequest {
   model?: string;
   /** Files the prompt attaches, checked by the chat (service/chat/attachments.ts). */
   attachments?: readonly Attachment[];
+  /** Default `auto`; only a mode in the runtime's `permissionModes`. */
+  permissionMode?: PermissionMode;
 }
 
 /**
@@ -84,12 +133,15 @@ export interface SteerInput {
 export interface PreparedTurn {
   /** The service's session id when known now (always for CLI runtimes; maybe null for runtimea). */
   readonly sessionId: string | null;
+  /** The project folder the turn runs for, when the adapter knows it (GET /api/chat/active). */
+  readonly agentId?: string;
   /**
    * Runs the turn. Aborting `signal` interrupts the program (SIGINT or its own interrupt),
    * then its whole process group goes through the supervisor; the events then end with
-   * `done {finishReason: 'aborted'}`.
+   * `done {finishReason: 'aborted'}`. `approvals` answers what the program asks in a mode
+   * that asks; without it nothing is asked.
    */
-  run(signal: AbortSignal): AsyncIterable<RuntimeEvent>;
+  run(signal: AbortSignal, approvals?: Approvals): AsyncIterable<RuntimeEvent>;
   /**
    * The turn will never run (aborted before its stream opened, or never opened in time):
    * release whatever `prepare` holds. Optional; `run` and `discard` are never both called.
@@ -107,6 +159,10 @@ export interface Runtime {
   readonly name: AgentName;
   /** Silence after which the stream sends a heartbeat (spec: 15 s runtimea, 20 s others). */
   readonly heartbeatMs: number;
+  /** The permission modes this runtime can honour; any other is refused at prompt time (400). */
+  readonly permissionModes: readonly PermissionMode[];
+  /** Why the other modes are refused, for the 400's detail. */
+  readonly permissionNote?: string;
   /** Whether this runtime's own store knows the session (backend selection, resume checks). */
   hasSession(sessionId: string): Promise<boolean>;
   /**

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { SAFE_ID } from '../ids.js';
 import type { AgentName } from '../runtimes/runtime.js';
 import type { LogFormat } from './types.js';
 
@@ -42,8 +43,7 @@ export const SQLITE_FILE = 'openclaw-agent.sqlite';
 export const PROJECT_INDEX = 'sessionslist.json';
 
 /** A folder or file name that can be an id (as the CLI session store allows); never a path. */
-const SAFE = /^[A-Za-z0-9._-]{1,128}$/;
-const NAME = { test: (name: string) => SAFE.test(name) && name !== '.' && name !== '..' };
+const NAME = { test: (name: string) => SAFE_ID.test(name) && name !== '.' && name !== '..' };
 
 /** What a path is in the session layout, or undefined when it is none of our business. */
 export function roleOf(roots: SessionRoots, target: string): PathRole | undefined {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { entriesOf } from '../runtimes/cli-session-store.js';
-import type { AgentName } from '../runtimes/runtime.js';
+import { AGENT_NAMES } from '../ids.js';
 import { isObject, str } from './formats/common.js';
 import { STORE_AGENT, STORE_FORMAT, type StoreName } from './layout.js';
 import type { SourceKind, SourceRecord } from './types.js';
@@ -54,8 +54,6 @@ export function legacyRecord(agentId: string, id: string, file: string, doc: unk
     log: { kind: 'legacy', path: file },
   };
 }
-
-const AGENT_NAMES: readonly AgentName[] = ['runtimea', 'clia_code', 'clib'];
 
 export function projectRecords(pid: string, indexFile: string, doc: unknown): SourceRecord[] {
   return entriesOf(doc).flatMap((entry) => {

@@ -3,6 +3,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
+import { parsePath } from '../files/containment.js';
 import { parseBody } from '../http/request-body.js';
 import { patchDirectory } from './patch.js';
 import { parseLimit, parseMessageOffset, parseQuery, parseSessionOffset } from './query.js';
@@ -42,7 +43,8 @@ export function sessionRoutes(ctx: ServiceContext): Router {
 
   router.patch('/api/sessions/:id', async (req, res) => {
     const { directory } = parseBody(PatchBody, req.body, 'Body must be an object with directory (non-empty string)');
-    await patchDirectory(index, req.params.id, directory);
+    // Paths in bodies are absolute (spec): checked and normalized before any index is read.
+    await patchDirectory(index, req.params.id, parsePath(directory, 'directory'));
     res.json({ ok: true });
   });
 

@@ -1,19 +1,29 @@
 import { Router } from 'express';
-import type { ServiceContext } from '../context.js';
+import type { AuthState } from '../auth/state.js';
+import type { Core, Stage } from '../core.js';
 import { which } from '../process/which.js';
 import { packageInfo } from './version.js';
 
+/** What /health reads beyond Core: the service's own state, counted, never changed. */
+export type StatusDeps = Core & {
+  auth: AuthState;
+  streams: { readonly size: number };
+  startedAt: Date;
+  port(): number;
+  stage(): Stage;
+};
+
 /** The spec's status, stub and diagnostics endpoints. Stubs touch no disk. */
-export function statusRoutes(ctx: ServiceContext): Router {
+export function statusRoutes(deps: StatusDeps): Router {
   const router = Router();
-  const info = packageInfo(ctx.config.paths.appRoot);
+  const info = packageInfo(deps.config.paths.appRoot);
 
   router.get('/', (_req, res) => {
     res.json({ status: 'Space API running', name: info.name, version: info.version });
   });
 
   router.get('/health', (_req, res) => {
-    res.json(health(ctx, info.version));
+    res.json(health(deps, info.version));
   });
 
   for (const path of ['/api/tools', '/api/skills', '/api/connectors', '/api/automations']) {
@@ -26,18 +36,18 @@ export function statusRoutes(ctx: ServiceContext): Router {
   return router;
 }
 
-function health(ctx: ServiceContext, version: string): Record<string, unknown> {
-  const { config } = ctx;
+function health(deps: StatusDeps, version: string): Record<string, unknown> {
+  const { config } = deps;
   const cli = (bin: string): { bin: string; path: string | null } => ({ bin, path: which(bin) });
   return {
     status: 'ok',
-    stage: ctx.stage(),
+    stage: deps.stage(),
     version,
     pid: process.pid,
     node: process.versions.node,
-    host_kind: ctx.host.kind,
-    uptime_s: Math.round((Date.now() - ctx.startedAt.getTime()) / 1000),
-    listen: { host: config.host, port: ctx.port() },
+    host_kind: deps.host.kind,
+    uptime_s: Math.round((Date.now() - deps.startedAt.getTime()) / 1000),
+    listen: { host: config.host, port: deps.port() },
     upstream_url: config.upstreamUrl ?? null,
     agent_name: config.agentName,
     projects_root: config.projectsRoot,
@@ -48,8 +58,8 @@ function health(ctx: ServiceContext, version: string): Record<string, unknown> {
       sync_tool: cli(config.bins.syncTool),
       codehost_cli: cli(config.bins.codehostCli),
     },
-    auth: ctx.auth.sanitized(),
-    active_sessions: ctx.streams.size,
-    child_processes: ctx.supervisor.size,
+    auth: deps.auth.sanitized(),
+    active_sessions: deps.streams.size,
+    child_processes: deps.supervisor.size,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Every route of the spec (test/fixtures/adversarial/spec.txt, a copy of the contract), plus
- * the routes the service adds beyond it (README), as one table the adversarial suite walks:
+ * the routes the service adds beyond it (docs/), as one table the adversarial suite walks:
  * each trust-boundary form and each bad body is tried on every row. `spec-coverage.test.ts`
  * checks the table against the spec's endpoint tables, so a route the spec names cannot be
  * left out.
@@ -19,7 +19,7 @@ export interface Route {
   sse?: boolean;
   /** Reachable without the launch token (the banner, the OAuth redirect target, discovery metadata). */
   public?: boolean;
-  /** Not in the spec: added by the service and documented in the README. */
+  /** Not in the spec: added by the service and documented in docs/. */
   extra?: boolean;
 }
 
@@ -156,7 +156,7 @@ export const ROUTES: readonly Route[] = [
   get('/api/fts/index/{ws}'),
   get('/api/fts/search', { extra: true }),
   get('/api/workspace-memory'),
-  // The diagnostics page (README, "Diagnostics page"): public files that hold no data.
+  // The diagnostics page (docs/diagnostics.md): public files that hold no data.
   ...['/diagnostics', '/diagnostics/app.js', '/diagnostics/app.css'].map((p) => get(p, { public: true, extra: true })),
 ];
 

@@ -46,9 +46,9 @@ describe('clib device login, against the recorded CLI output', () => {
       expires_at: expect.any(String),
     });
     expect((await s.get('/clib/setup/status')).json()).toEqual(answer);
-    // codex ran with the service's CODEX_HOME and none of the service's own secrets.
+    // codex ran with the user's Codex home (~/.codex, where codex itself would write) and none of the service's own secrets.
     const seen = JSON.parse(await readFile(path.join(s.home, '.fake-codex.argv'), 'utf8'));
-    const codexHome = path.join(s.home, 'clib-space', '.codex');
+    const codexHome = path.join(s.home, '.codex');
     expect(seen.argv).toEqual(['login', '--device-auth']);
     expect(seen.CODEX_HOME).toBe(codexHome);
     expect(seen.env.filter((k: string) => k.startsWith('SPACE_'))).toEqual([]);

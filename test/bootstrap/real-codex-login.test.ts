@@ -5,6 +5,7 @@ import { livePidsInGroup } from '../../service/process/supervisor.js';
 import { FAKE_ISSUER_ACCOUNT, startFakeIssuer, type FakeIssuer } from '../fakes/codex-issuer.js';
 import { inNetns, realProgram } from '../helpers/programs.js';
 import { startService, type TestService } from '../helpers/service.js';
+import { runSetup } from '../helpers/setups.js';
 
 /**
  * Real-program lane: the real `codex login --device-auth` (0.169.0), inside the loopback-only
@@ -18,9 +19,9 @@ afterEach(async () => {
   svc = issuer = undefined;
 });
 
-async function setup(): Promise<{ svc: TestService; issuer: FakeIssuer }> {
+async function setup(env: Record<string, string> = {}): Promise<{ svc: TestService; issuer: FakeIssuer }> {
   issuer = await startFakeIssuer();
-  svc = await startService({ env: { SPACE_CLIB_BIN: realProgram('codex')!, SPACE_CLIB_ISSUER: issuer.url, SPACE_BOOTSTRAP_STEP_TIMEOUT_MS: '20000' } });
+  svc = await startService({ env: { SPACE_CLIB_BIN: realProgram('codex')!, SPACE_CLIB_ISSUER: issuer.url, SPACE_BOOTSTRAP_STEP_TIMEOUT_MS: '20000', ...env } });
   return { svc, issuer };
 }
 
@@ -40,7 +41,7 @@ describe.skipIf(!inNetns)('the real codex device login against a loopback issuer
 
     issuer.approve(answer.user_code);
     expect(await settled(svc)).toMatchObject({ status: 'approved' });
-    const codexHome = path.join(svc.home, 'clib-space', '.codex');
+    const codexHome = path.join(svc.home, '.codex');
     const auth = JSON.parse(await readFile(path.join(codexHome, 'auth.json'), 'utf8'));
     expect(auth).toMatchObject({
       auth_mode: 'chatgpt',
@@ -59,6 +60,22 @@ describe.skipIf(!inNetns)('the real codex device login against a loopback issuer
       expect.arrayContaining(['/api/accounts/deviceauth/usercode', '/api/accounts/deviceauth/token', '/oauth/token']),
     );
     expect(svc.logs.join('')).not.toContain(issuer.issued!.refresh_token);
+    // Where codex itself looks: the user's own `codex login status` sees the login.
+    const status = await runSetup(realProgram('codex')!, ['login', 'status'], { PATH: process.env.PATH, HOME: svc.home });
+    expect(status.stdout + status.stderr).toMatch(/Logged in using ChatGPT/);
+  });
+
+  it('with CODEX_HOME set by the user, the login lands there (made 0700), where their codex reads it', { timeout: 60_000 }, async () => {
+    const { svc, issuer } = await setup({ CODEX_HOME: '~/my-codex' });
+    const answer = (await svc.post('/clib/setup')).json();
+    issuer.approve(answer.user_code);
+    expect(await settled(svc)).toMatchObject({ status: 'approved' });
+    const home = path.join(svc.home, 'my-codex');
+    expect((await stat(home)).mode & 0o777).toBe(0o700);
+    expect((await stat(path.join(home, 'auth.json'))).mode & 0o777).toBe(0o600);
+    await expect(stat(path.join(svc.home, '.codex', 'auth.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+    const status = await runSetup(realProgram('codex')!, ['login', 'status'], { PATH: process.env.PATH, HOME: svc.home, CODEX_HOME: home });
+    expect(status.stdout + status.stderr).toMatch(/Logged in using ChatGPT/);
   });
 
   it('a denied code ends the flow with the CLI\'s error and saves nothing', { timeout: 60_000 }, async () => {

@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livePidsInGroup } from '../../service/process/supervisor.js';
@@ -96,5 +96,12 @@ describe('clib through /api/chat', () => {
 
   it('an unknown clib session is 404 Session not found', async () => {
     expect((await chat.prompt({ text: 'x', agent_name: 'clib', session_id: '11111111-2222-4333-8444-555555555555' })).json()).toEqual({ detail: 'Session not found' });
+  });
+
+  it('a new session in a hidden folder is refused: agent_id must be a project folder name', async () => {
+    const res = await chat.prompt({ text: 'x', agent_name: 'clib', agent_id: '.hidden' });
+    expect(res.status).toBe(400);
+    expect(res.json()).toEqual({ detail: 'agent_id must be a project folder name' });
+    await expect(stat(path.join(chat.home, 'space-projects', '.hidden'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

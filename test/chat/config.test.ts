@@ -14,9 +14,10 @@ describe('chat settings and the child environment', () => {
       reconnectWaitMs: 300_000,
       replayBytes: 512 * 1024,
       abortGraceMs: 3000,
+      permissionTimeoutMs: 600_000,
     });
-    const c = loadConfig({ HOME: home, SPACE_CHAT_MAX_TURNS: '2', SPACE_CHAT_HEARTBEAT_CLI_MS: '50', SPACE_CHAT_REPLAY_BYTES: '100' });
-    expect(c.chat).toMatchObject({ maxTurns: 2, heartbeatCliMs: 50, replayBytes: 100 });
+    const c = loadConfig({ HOME: home, SPACE_CHAT_MAX_TURNS: '2', SPACE_CHAT_HEARTBEAT_CLI_MS: '50', SPACE_CHAT_REPLAY_BYTES: '100', SPACE_PERMISSION_TIMEOUT_MS: '1500' });
+    expect(c.chat).toMatchObject({ maxTurns: 2, heartbeatCliMs: 50, replayBytes: 100, permissionTimeoutMs: 1500 });
   });
 
   it('refuses what is not a positive integer', () => {

@@ -180,5 +180,9 @@ describe.skipIf(!codex)('follow-ups on the real codex', () => {
     const res = await prompt({ text: 'x', agent_name: 'clib', delivery: 'later' });
     expect(res.status).toBe(400);
     expect(res.json()).toEqual({ detail: 'delivery must be "queue" or "steer"' });
+    // stream_events has one parser (request.ts): a value outside its list is 400 with a queue delivery too.
+    const events = await prompt({ text: 'x', agent_name: 'clib', delivery: 'queue', stream_events: 'queued' });
+    expect(events.status).toBe(400);
+    expect(events.json()).toEqual({ detail: 'stream_events must be "spec" or "full"' });
   });
 });

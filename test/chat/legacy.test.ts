@@ -98,6 +98,25 @@ describe('legacy chat', () => {
     expect((await chat.post('/ask_question', { project_name: 'demo', question: 'hi', agent_type: 'two words' })).json().detail).toMatch(/agent_type must be a skill name/);
   });
 
+  it('an agent_name that names no registered backend ("" included) is 400 on both routes; no turn runs, no key kept', async () => {
+    const runs = chat.runs().length;
+    for (const agent_name of ['', 'nope', 'CLIA_CODE']) {
+      for (const route of ['/ask_question', '/ask_question_streaming']) {
+        const res = await chat.post(route, { project_name: 'unnamed-backend', question: 'hello', agent_name });
+        expect(res.status, `${route} ${JSON.stringify(agent_name)}`).toBe(400);
+        expect(res.json()).toEqual({ detail: `Unknown agent_name: ${JSON.stringify(agent_name)} (expected one of runtimea, clia_code, clib)` });
+      }
+    }
+    expect((await chat.post('/ask_question', { project_name: 'unnamed-backend', question: 'hello', agent_name: 7 })).json()).toEqual({ detail: 'agent_name must be a string' });
+    expect(chat.runs().length).toBe(runs);
+    expect((await chat.get('/sessions')).json()['unnamed-backend']).toBeUndefined();
+    // A registered one is used; null counts as absent.
+    expect((await chat.post('/ask_question', { project_name: 'named-backend', question: 'hello', agent_name: 'clia_code' })).status).toBe(200);
+    expect((await chat.post('/ask_question', { project_name: 'named-backend', question: 'hello', agent_name: null })).json().is_new_session).toBe(false);
+    expect((await chat.get('/sessions')).json()['named-backend']).toMatchObject({ agent_name: 'clia_code' });
+    await chat.request('DELETE', '/sessions/named-backend');
+  });
+
   it('GET /sessions dumps the legacy store; DELETE drops an entry (404 when absent)', async () => {
     const all = (await chat.get('/sessions')).json();
     expect(all.demo).toMatchObject({ project_id: 'demo', session_id: sessionId, agent_name: 'clia_code', message_type: '@space' });

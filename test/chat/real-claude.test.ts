@@ -1,23 +1,33 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
+import { startFakeClaudeOAuth, type FakeClaudeOAuth } from '../fakes/claude-oauth.js';
 import { startChat, textOf, type ChatService } from '../helpers/chat.js';
 import { realProgram } from '../helpers/programs.js';
 
 /**
  * The real-program lane: the pinned real Claude Code CLI, inside the loopback-only network
  * namespace, against the fake Messages API, driven only through /api/chat/prompt + the stream.
+ * Set up the way a user does it: the real `claude setup-token` (through the service's sign-in
+ * route, against the fake sign-in service; see test/bootstrap/real-claude-setup-token.test.ts)
+ * leaves its long-lived OAuth token in the env file, and every turn signs in with that token.
  */
 const claude = realProgram('claude');
-const KEY = 'sk-real-lane-key';
+const TOKEN = 'sk-ant-oat01-ChatLaneToken_0123456789abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRSTUVWXYZ_012345678';
+const CODE = 'ac_chat_lane_code_0123456789';
 
 let fake: FakeAnthropic;
+let oauth: FakeClaudeOAuth;
 let chat: ChatService;
 beforeAll(async () => {
   if (!claude) return;
-  fake = await startFakeAnthropic({ apiKey: KEY, slowDeltaMs: 300 });
+  fake = await startFakeAnthropic({ apiKey: TOKEN, slowDeltaMs: 300 });
+  oauth = await startFakeClaudeOAuth({ code: CODE, token: TOKEN });
+  // Only the sign-in CLI goes through the proxy (the service hands proxy settings to it alone).
+  process.env.HTTPS_PROXY = oauth.proxyUrl;
+  process.env.NODE_EXTRA_CA_CERTS = oauth.caFile;
   chat = await startChat({
     SPACE_CLIA_BIN: claude,
     ANTHROPIC_BASE_URL: fake.url,
@@ -26,13 +36,21 @@ beforeAll(async () => {
     DISABLE_ERROR_REPORTING: '1',
     SPACE_CHAT_ABORT_GRACE_MS: '2000',
   });
-  // The key reaches the CLI only through the active env file and the manifest's mapping.
-  await mkdir(path.join(chat.home, '.runtimea'), { recursive: true });
-  await writeFile(path.join(chat.home, '.runtimea', '.env'), `PROVA_API_KEY=${KEY}\n`, { mode: 0o600 });
-}, 60_000);
+  try {
+    const { authorize_url, session_id } = (await chat.post('/clia/setup-token', {})).json();
+    const state = new URL(authorize_url).searchParams.get('state');
+    expect((await chat.post('/clia/setup-token/callback', { session_id, code: `${CODE}#${state}` })).json()).toEqual({ ok: true });
+  } finally {
+    delete process.env.HTTPS_PROXY;
+    delete process.env.NODE_EXTRA_CA_CERTS;
+  }
+  // The token reaches the CLI only through the active env file and the manifest's mapping.
+  expect(await readFile(path.join(chat.home, '.runtimea', '.env'), 'utf8')).toBe(`CLIA_CODE_OAUTH_TOKEN=${TOKEN}\n`);
+}, 120_000);
 afterAll(async () => {
   await chat?.close();
   await fake?.close();
+  await oauth?.close();
 });
 
 /** Live processes running the claude binary. */
@@ -66,7 +84,8 @@ describe.skipIf(!claude)('the real claude CLI behind /api/chat', () => {
     expect(textOf(sse)).toBe('Hello from the fake Anthropic API. You said: Say hello');
     const request = fake.requests.at(-1)!;
     expect(request.url).toBe('/v1/messages?beta=true');
-    expect(request.headers['x-api-key']).toBe(KEY);
+    expect(request.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(request.headers['x-api-key']).toBeUndefined();
     expect(request.headers['x-claude-code-session-id']).toBe(sessionId);
     expect(fake.requests.every((r) => r.url.startsWith('/v1/messages'))).toBe(true); // no nonessential traffic
     const transcript = readFileSync(path.join(chat.home, 'clia-space', 'default', 'sessions', `${sessionId}.jsonl`), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));

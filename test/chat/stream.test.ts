@@ -155,7 +155,12 @@ describe('backend, agent id and skill', () => {
       [{ text: '   ' }, 400, 'Empty message'],
       [{}, 400, 'Empty message'],
       [{ text: 5 }, 400, 'Empty message'],
-      [{ text: 'hi', agent_name: 'nope' }, 400, /^Unknown agent_name: nope/],
+      [{ text: 'hi', agent_name: 'nope' }, 400, /^Unknown agent_name: "nope"/],
+      [{ text: 'hi', agent_name: '' }, 400, 'Unknown agent_name: "" (expected one of runtimea, clia_code, clib)'],
+      [{ text: 'hi', agent_name: ' clia_code' }, 400, /^Unknown agent_name: " clia_code"/],
+      [{ text: 'hi', agent_name: '', session_id: '0b7a1b2c-9d9e-4f00-8000-000000000000' }, 400, /^Unknown agent_name: ""/],
+      [{ text: 'hi', agent_name: 'clia_code', space: 'relative/dir' }, 400, 'space must be absolute'],
+      [{ text: 'hi', agent_name: 'clia_code', space: '~user/x' }, 400, 'space must be absolute'],
       [{ text: 'hi', agent_name: 'runtimea', session_id: '0b7a1b2c-9d9e-4f00-8000-000000000000' }, 404, 'Session not found'],
       [{ text: 'hi', agent_name: 'clib', session_id: '0b7a1b2c-9d9e-4f00-8000-000000000000' }, 404, 'Session not found'],
       [{ text: 'hi', agent_name: 'clia_code', session_id: '0b7a1b2c-9d9e-4f00-8000-000000000000' }, 404, 'Session not found'],
@@ -164,11 +169,13 @@ describe('backend, agent id and skill', () => {
       [{ text: 'hi', agent_name: 'clia_code', agent_type: 'a b' }, 400, /agent_type must be a skill name/],
       [{ text: 'hi', agent_name: 7 }, 400, 'agent_name must be a string'],
     ];
+    const runs = chat.runs().length;
     for (const [body, status, detail] of cases) {
       const res = await chat.prompt(body as Record<string, unknown>);
       expect(res.status, JSON.stringify(body)).toBe(status);
       expect(res.json().detail).toMatch(detail);
     }
+    expect(chat.runs().length).toBe(runs);
   });
 
   it('the stubs', async () => {

@@ -14,7 +14,7 @@ const VALID = 'ghp_valid_token_1234567890';
 let gh: FakeGithub;
 
 beforeAll(async () => {
-  if (!which('gh')) throw new Error('gh is not installed: apt-get install -y gh (.ci/run does)');
+  if (!which('gh')) throw new Error('gh is not installed: apt-get install -y gh (npm test does: test/tools/packages.sh)');
   gh = await startFakeGithub();
 });
 

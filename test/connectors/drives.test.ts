@@ -31,7 +31,7 @@ function oauthEnv(f: FakeOAuth): Record<string, string> {
 }
 
 beforeAll(async () => {
-  if (!which('rclone')) throw new Error('rclone is not installed: apt-get install -y rclone (.ci/run does)');
+  if (!which('rclone')) throw new Error('rclone is not installed: apt-get install -y rclone (npm test does: test/tools/packages.sh)');
   if (!(await portIsFree(PORT))) throw new Error(`port ${PORT} is taken on this machine; the drive tests need it`);
   fake = await startFakeOAuth();
   graph = await startFakeGraph();

@@ -22,6 +22,11 @@ const track = closeAfterEach();
 /** For the functions run inside the page (this project's TypeScript has no DOM types). */
 declare const document: { querySelector(selector: string): { textContent: string | null } | null };
 
+/** Words a page shows only when a missing value is printed as text. */
+function strayWords(text: string): string[] {
+  return text.match(/\b(null|undefined|NaN|\[object Object\])\b/g) ?? [];
+}
+
 async function seededService(host?: ReturnType<typeof createHeadlessHost>) {
   const home = await mkdtemp(path.join(os.tmpdir(), 'space-diag-'));
   const seeded = await seedWorkspace(home);
@@ -78,8 +83,32 @@ describe('the diagnostics page in Chromium', () => {
     await expect.poll(() => page.locator('#sessions [data-session] .title').first().textContent()).toBe('Hello! Answer slowly, please.');
 
     expect(problems).toEqual([]);
+    expect(strayWords(await page.innerText('body'))).toEqual([]);
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'diagnostics.png'), fullPage: true });
+  });
+
+  it('a fresh install (an empty HOME: no sessions, no usage) shows empty cards, never "null"', async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), 'space-diag-empty-'));
+    const svc = track(await startService({ home, env: { SPACE_CLIA_BIN: CLAUDE_DOUBLE, AGENT_NAME: 'clia_code' } }));
+    const browser = track(await launchBrowser());
+    const { page, problems } = await browser.page();
+    await page.goto(`${svc.url}/diagnostics`);
+    await page.waitForSelector('body[data-loaded="true"]');
+    await expect.poll(() => page.textContent('#service-pill')).toBe('Running · v0.1.0');
+
+    expect(await page.textContent('#sessions .body')).toBe('No sessions yet. Send a prompt to start one.');
+    expect(await page.textContent('#usage-total')).toBe('$0.00');
+    expect(await page.locator('#usage-chart rect.bar').count()).toBe(30);
+    const drawn = await page.locator('#usage-chart rect.bar').evaluateAll((bars) => bars.filter((b) => Number(b.getAttribute('height')) > 0).length);
+    expect(drawn).toBe(0);
+    expect(await page.locator('#usage .models').count()).toBe(0);
+    const usage = await page.innerText('#usage .body');
+    expect(strayWords(usage)).toEqual([]);
+    expect(strayWords(await page.innerText('body'))).toEqual([]);
+    expect(problems).toEqual([]);
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'diagnostics-empty.png'), fullPage: true });
   });
 
   it('with SPACE_TOKEN: #token= hands it over; without it the page asks for it', async () => {

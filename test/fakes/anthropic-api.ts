@@ -13,6 +13,10 @@ import type { AddressInfo } from 'node:net';
  *
  * - a tool_result in the last user turn -> "The tool returned: <content>"
  * - "echo hi" -> "I'll run that command." + a Bash tool_use `echo hi`
+ * - "write <name> containing <text>" -> "I'll write that file." + a Write tool_use of
+ *   <primary working directory>/<name> (the cwd the CLI states in its system prompt)
+ * - "run `<command>`" -> "I'll run that command." + a Bash tool_use of <command> (its text
+ *   streamed slowly when the prompt also says "slow", so a test can act while it streams)
  * - "slow" -> an echo streamed in many deltas, `slowDeltaMs` apart
  * - anything else -> "Hello from the fake Anthropic API. You said: <text>"
  *
@@ -55,7 +59,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
     const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
     if (key !== options.apiKey) return json(res, 401, apiError('authentication_error', 'invalid x-api-key'));
     if (route === '/v1/messages/count_tokens') return json(res, 200, { input_tokens: 1000 });
-    const reply = script(body?.messages ?? []);
+    const reply = script(body?.messages ?? [], workingDirectory(body?.system));
     const message = { id: `msg_${randomBytes(12).toString('hex')}`, model: String(body?.model ?? 'claude-opus-5-5') };
     if (body?.stream) await stream(res, message, reply.blocks, reply.slow ? (options.slowDeltaMs ?? 300) : 0);
     else json(res, 200, { ...message, type: 'message', role: 'assistant', content: reply.blocks, stop_reason: stopReason(reply.blocks), stop_sequence: null, usage: usage(outputTokens(reply.blocks)) });
@@ -74,7 +78,15 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
   };
 }
 
-function script(messages: Array<{ role: string; content: unknown }>): { blocks: Block[]; slow: boolean } {
+/** The cwd the CLI tells the model in its system prompt ("Primary working directory: ..."). */
+function workingDirectory(system: unknown): string {
+  const text = typeof system === 'string' ? system : Array.isArray(system) ? system.map((b: any) => String(b?.text ?? '')).join('\n') : '';
+  return /Primary working directory: (.+)/.exec(text)?.[1]?.trim() ?? '.';
+}
+
+const toolId = (): string => `toolu_${randomBytes(12).toString('hex')}`;
+
+function script(messages: Array<{ role: string; content: unknown }>, cwd: string): { blocks: Block[]; slow: boolean } {
   const last = [...messages].reverse().find((m) => m.role === 'user');
   const content = last?.content;
   const parts = typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? (content as any[]) : [];
@@ -89,6 +101,14 @@ function script(messages: Array<{ role: string; content: unknown }>): { blocks: 
     .map((p) => String(p.text))
     .join('\n')
     .trim();
+  const write = /\bwrite (\S+) containing (.+)$/is.exec(text);
+  if (write) {
+    return { blocks: [{ type: 'text', text: "I'll write that file." }, { type: 'tool_use', id: toolId(), name: 'Write', input: { file_path: `${cwd}/${write[1]}`, content: write[2]!.trim() } }], slow: false };
+  }
+  const run = /\brun `([^`]+)`/i.exec(text);
+  if (run) {
+    return { blocks: [{ type: 'text', text: "I'll run that command." }, { type: 'tool_use', id: toolId(), name: 'Bash', input: { command: run[1], description: 'Run the requested command' } }], slow: /slow/i.test(text) };
+  }
   if (/echo hi/i.test(text)) {
     return { blocks: [{ type: 'text', text: "I'll run that command." }, { type: 'tool_use', id: `toolu_${randomBytes(12).toString('hex')}`, name: 'Bash', input: { command: 'echo hi', description: 'Print hi' } }], slow: false };
   }

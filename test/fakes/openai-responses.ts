@@ -9,6 +9,8 @@ import { serveOnLoopback } from './loopback-server.js';
  * The last user text picks a scenario:
  *   default     reasoning summary + "Hello from fake-openai. You said: <text>"
  *   [[shell]]   a function_call exec_command {cmd}; once its output comes back, a message quoting it
+ *   [[shell: <command>]]  the same with that command
+ *   [[patch: <file> <text>]]  a custom_tool_call apply_patch adding <file> (relative) with <text>
  *   [[401]]     HTTP 401 invalid_api_key        [[500]]  HTTP 500 server_error
  *   [[slow]]    reasoning, then `slowMs` of silence before the text (for interrupts)
  * A request whose bearer is not `apiKey` (when set) gets the 401 too.
@@ -64,7 +66,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, raw: string, op
     userText: lastUserText(input),
     userTexts: userTexts(input),
     images: imagesOf(input),
-    hasToolOutput: input.some((i) => i.type === 'function_call_output'),
+    hasToolOutput: input.some((i) => i.type === 'function_call_output' || i.type === 'custom_tool_call_output'),
     inputTokens: Math.ceil(raw.length / 4),
   };
   requests.push(record);
@@ -74,9 +76,13 @@ async function handle(req: IncomingMessage, res: ServerResponse, raw: string, op
 
   const sse = new SseOut(res, options.gapMs ?? 5, body.model ?? 'gpt-5.5');
   await sse.begin();
-  await sse.reasoning(record.userText.includes('[[shell]]') && !record.hasToolOutput ? '**Running a command**\n\nI will run a shell command to answer.' : '**Answering**\n\nA short greeting is enough.');
-  if (record.userText.includes('[[shell]]') && !record.hasToolOutput) {
-    await sse.functionCall('exec_command', JSON.stringify({ cmd: 'echo hello-from-tool' }));
+  const shell = /\[\[shell(?:: (.+?))?\]\]/.exec(record.userText);
+  await sse.reasoning(shell && !record.hasToolOutput ? '**Running a command**\n\nI will run a shell command to answer.' : '**Answering**\n\nA short greeting is enough.');
+  const patch = /\[\[patch: (\S+) (.+?)\]\]/.exec(record.userText);
+  if (patch && !record.hasToolOutput) {
+    await sse.customToolCall('apply_patch', `*** Begin Patch\n*** Add File: ${patch[1]}\n+${patch[2]}\n*** End Patch\n`);
+  } else if (shell && !record.hasToolOutput) {
+    await sse.functionCall('exec_command', JSON.stringify({ cmd: shell[1] ?? 'echo hello-from-tool' }));
   } else {
     if (record.userText.includes('[[slow]]')) await sse.pause(options.slowMs ?? 30_000);
     const text = record.hasToolOutput ? `The command ran. Its output was:\n\n${lastToolOutput(input)}` : `Hello from fake-openai. You said: ${record.userText}`;
@@ -115,7 +121,7 @@ function imagesOf(input: InputItem[]): string[] {
 }
 
 function lastToolOutput(input: InputItem[]): string {
-  const out = [...input].reverse().find((i) => i.type === 'function_call_output')?.output;
+  const out = [...input].reverse().find((i) => i.type === 'function_call_output' || i.type === 'custom_tool_call_output')?.output;
   if (typeof out === 'string') return out.trim();
   if (Array.isArray(out)) return out.map((p: { text?: string }) => p.text ?? '').join('').trim();
   return JSON.stringify(out);
@@ -193,6 +199,18 @@ class SseOut {
     const done = { ...item, arguments: args, status: 'completed' };
     this.output.push(done);
     this.outputTokens += Math.ceil(args.length / 4);
+    await this.event('response.output_item.done', { output_index, item: done });
+  }
+
+  async customToolCall(name: string, input: string): Promise<void> {
+    const item = { type: 'custom_tool_call', id: `ctc_${randomBytes(12).toString('hex')}`, call_id: `call_${randomBytes(12).toString('hex')}`, name, input: '', status: 'in_progress' };
+    const output_index = this.index++;
+    await this.event('response.output_item.added', { output_index, item });
+    await this.event('response.custom_tool_call_input.delta', { item_id: item.id, output_index, delta: input });
+    await this.event('response.custom_tool_call_input.done', { item_id: item.id, output_index, input });
+    const done = { ...item, input, status: 'completed' };
+    this.output.push(done);
+    this.outputTokens += Math.ceil(input.length / 4);
     await this.event('response.output_item.done', { output_index, item: done });
   }
 

@@ -162,7 +162,7 @@ export function startGateway({ stateDir, port, token, onListening }) {
     if (url.pathname === '/readyz') {
       return Date.now() - startedAt < config.readyAfterMs ? json(res, 503, '{"ready":false,"failing":["startup-sidecars"]}') : json(res, 200, readyz);
     }
-    if (req.headers.authorization !== `Bearer ${token}`) return json(res, 401, readFileSync(path.join(HTTP, 'turn10-noauth.sse'), 'utf8'));
+    if (token !== null && req.headers.authorization !== `Bearer ${token}`) return json(res, 401, readFileSync(path.join(HTTP, 'turn10-noauth.sse'), 'utf8'));
     if (url.pathname !== '/v1/chat/completions' || req.method !== 'POST') return json(res, 404, '{"error":{"message":"Not Found","type":"not_found"}}');
     let raw = '';
     for await (const c of req) raw += c;

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A fake of the upstream identity and usage service, on loopback, speaking the contract
- * the README documents (POST /auth/start, /auth/status, /auth/consume; GET /me; POST
+ * docs/auth.md documents (POST /auth/start, /auth/status, /auth/consume; GET /me; POST
  * /usage/report). Poll tokens are single-use; a test approves or expires sessions, and can
  * make any path answer a given status a number of times (4xx/5xx injection).
  */

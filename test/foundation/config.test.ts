@@ -81,6 +81,14 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ HOME: home, [name]: value })).toThrow(ConfigError);
   });
 
+  it('the Codex home is the user\'s: SPACE_CODEX_HOME, else CODEX_HOME, else ~/.codex', () => {
+    expect(loadConfig({ HOME: home }).paths.codexHome).toBe(path.join(home, '.codex'));
+    expect(loadConfig({ HOME: home, CODEX_HOME: '/opt/codex-home' }).paths.codexHome).toBe('/opt/codex-home');
+    expect(loadConfig({ HOME: home, CODEX_HOME: '~/work-codex' }).paths.codexHome).toBe(path.join(home, 'work-codex'));
+    expect(loadConfig({ HOME: home, CODEX_HOME: '/opt/codex-home', SPACE_CODEX_HOME: '~/app-codex' }).paths.codexHome).toBe(path.join(home, 'app-codex'));
+    expect(() => loadConfig({ HOME: home, CODEX_HOME: 'relative/codex' })).toThrow(/CODEX_HOME must be absolute/);
+  });
+
   it('the window may load a loopback dev server or the app scheme', () => {
     expect(loadConfig({ HOME: home }).rendererUrl).toBeUndefined();
     for (const url of ['http://localhost:5173/', 'http://127.0.0.1:5173/index.html', 'https://[::1]:8443/', 'app://space/index.html']) {

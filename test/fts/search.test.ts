@@ -187,16 +187,24 @@ describe('filters and workspaces', () => {
     expect((await search(svc, { q: 'hello', ws: 'all' })).total).toBe(everywhere.total);
   });
 
-  it('GET /api/fts/index/{ws}: per project, all, and 404 for anything else', async () => {
+  it('GET /api/fts/index/{ws}: per project, per agent id, and all', async () => {
     const alpha = (await svc.get('/api/fts/index/alpha')).json();
     expect(alpha).toMatchObject({ status: 'ready', progress: 1, workspace: 'alpha', sessions: 3 });
-    expect((await svc.get('/api/fts/index/empty')).json()).toMatchObject({ status: 'ready', progress: 1, workspace: 'empty', sessions: 0, documents: 0, updated_at: null });
-    for (const ws of ['nope', 'main', '..', '%2e%2e', 'a%2Fb']) {
-      const res = await svc.get(`/api/fts/index/${ws}`);
-      expect(res.status, ws).toBe(404);
-      expect(res.json().detail).toMatch(/^Workspace not found: .* is neither "all" nor a project under /);
-    }
+    // An agent id that is no project folder (the runtimea agent `main`) has its own figures too.
+    expect((await svc.get('/api/fts/index/main')).json()).toMatchObject({ status: 'ready', progress: 1, workspace: 'main' });
+    expect((await svc.get('/api/fts/index/main')).json().sessions).toBeGreaterThan(0);
     expect((await svc.get('/api/fts/search?q=hello&ws=nope')).status).toBe(404);
+  });
+
+  it('GET /api/fts/index/{ws} with nothing indexed: the stub shape, idle and 0, for every ws', async () => {
+    const keys = Object.keys((await svc.get('/api/fts/index/alpha')).json()).sort();
+    for (const [ws, echoed] of [['empty', 'empty'], ['nope', 'nope'], ['not-a-project-yet', 'not-a-project-yet'], ['%2e%2e', '..'], ['a%2Fb', 'a/b'], ['%C3%A9t%C3%A9', 'été']]) {
+      const res = await svc.get(`/api/fts/index/${ws}`);
+      expect(res.status, ws).toBe(200);
+      const body = res.json();
+      expect(body, ws).toEqual({ status: 'idle', progress: 0, workspace: echoed, sessions: 0, documents: 0, messages: 0, bytes: 0, pending_sessions: 0, updated_at: null, index_bytes: expect.any(Number) });
+      expect(Object.keys(body).sort()).toEqual(keys);
+    }
   });
 });
 

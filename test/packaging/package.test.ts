@@ -74,7 +74,7 @@ describe('the packaged app (electron-builder --linux dir)', () => {
     ]) {
       expect(files.has(f), f).toBe(true);
     }
-    for (const f of ['/node_modules/electron', '/node_modules/vitest', '/node_modules/typescript', '/node_modules/playwright-core', '/test', '/main', '/service']) {
+    for (const f of ['/node_modules/electron', '/node_modules/vitest', '/node_modules/typescript', '/node_modules/playwright-core', '/test', '/main', '/service', '/web/diagnostics/window.d.ts']) {
       expect(files.has(f), f).toBe(false);
     }
     expect([...files].filter((f) => f.endsWith('.map'))).toEqual([]);

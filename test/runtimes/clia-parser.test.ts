@@ -78,8 +78,15 @@ describe('clia stdout parser, on every recorded run', () => {
     expect(events.filter((e) => e.type === 'text')).toHaveLength(5);
     const usage = events.filter((e) => e.type === 'usage');
     const perRun = json('02-resume-text').find((o) => o.type === 'result').model_usage_since_last_result['claude-opus-5-5'];
+    // The context in use: what the main thread's last model call sent (its message_start usage).
+    const sent = json('02-resume-text').filter((o) => o.type === 'stream_event' && o.event.type === 'message_start' && !o.parent_tool_use_id).at(-1).event.message.usage;
+    const contextTokens = sent.input_tokens + sent.cache_read_input_tokens + sent.cache_creation_input_tokens;
+    expect(contextTokens).toBeGreaterThan(0);
     expect(usage).toEqual([
-      { type: 'usage', usage: { model: 'claude-opus-5-5', input: perRun.inputTokens, output: perRun.outputTokens, cacheRead: perRun.cacheReadInputTokens, cacheWrite: perRun.cacheCreationInputTokens, costUsd: perRun.costUSD } },
+      {
+        type: 'usage',
+        usage: { model: 'claude-opus-5-5', input: perRun.inputTokens, output: perRun.outputTokens, cacheRead: perRun.cacheReadInputTokens, cacheWrite: perRun.cacheCreationInputTokens, costUsd: perRun.costUSD, contextWindow: perRun.contextWindow, contextTokens },
+      },
     ]);
     expect(parser.result).toMatchObject({ isError: false, sessionNotFound: false });
   });
@@ -164,3 +171,33 @@ describe('clia stdout parser, on every recorded run', () => {
     expect(parser.push(JSON.stringify(sub))).toEqual([]);
   });
 });
+
+describe('thinking and the control channel', () => {
+  it('thinking deltas of the main thread become thinking events, in order, apart from the text', () => {
+    const { events } = parse('11-thinking-partial');
+    const recorded = json('11-thinking-partial')
+      .filter((o) => o.type === 'stream_event' && o.event.delta?.type === 'thinking_delta' && !o.parent_tool_use_id)
+      .map((o) => o.event.delta.thinking)
+      .join('');
+    expect(recorded.length).toBeGreaterThan(0);
+    expect(events.flatMap((e) => (e.type === 'thinking' ? [e.text] : [])).join('')).toBe(recorded);
+    expect(textOf(events)).toBe(recordedDeltas('11-thinking-partial'));
+  });
+
+  it('a recorded can_use_tool request (control-protocol/60) is read as a permission question', () => {
+    const raw = readFileSync(path.resolve(import.meta.dirname, '../fixtures/clia/control-protocol/60-can-use-tool-allow.raw-stdio.txt'), 'utf8');
+    const parser = new CliaParser();
+    for (const line of raw.split('\n').filter((l) => l.startsWith('<<< STDOUT '))) expect(parser.push(line.slice('<<< STDOUT '.length)).length).toBeGreaterThanOrEqual(0);
+    expect(parser.takeAsks()).toEqual([
+      {
+        requestId: 'd9558f3b-5b17-42ce-aa29-21a5444e2a44',
+        toolName: 'Bash',
+        input: { command: 'touch via-can-use-tool.txt', description: 'Run the requested command' },
+        toolUseId: 'toolu_01q8wzfYyvqEOoak4smLvWVc',
+        suggestions: expect.arrayContaining([expect.objectContaining({ type: 'addRules' })]),
+      },
+    ]);
+    expect(parser.takeAsks()).toEqual([]);
+  });
+});
+

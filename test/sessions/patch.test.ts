@@ -155,6 +155,29 @@ describe('PATCH /api/sessions/{id}', () => {
     expect((await json(clibIndex)).map((e: any) => e.sessionId)).toEqual(['clib-1']);
   });
 
+  it('400 for a directory that is not an absolute path; the index untouched', async () => {
+    const file = clia.indexFile('proj');
+    const before = await readFile(file, 'utf8');
+    for (const [directory, detail] of [
+      ['relative/dir', 'directory must be absolute'],
+      ['.', 'directory must be absolute'],
+      ['~/projects', 'directory must be absolute'],
+      ['/tmp/a\nb', 'directory contains invalid characters'],
+      [`/${'x'.repeat(300)}`, 'directory is too long'],
+    ]) {
+      const res = await patch('clia-2', { directory });
+      expect(res.status, directory).toBe(400);
+      expect(res.json(), directory).toEqual({ detail });
+    }
+    expect(await readFile(file, 'utf8')).toBe(before);
+    expect((await svc.get('/api/sessions/clia-2')).json().directory).toBe('');
+  });
+
+  it('stores an absolute directory normalized', async () => {
+    expect((await patch('clia-2', { directory: '/home/u/p/../q/' })).status).toBe(200);
+    expect((await svc.get('/api/sessions/clia-2')).json().directory).toBe('/home/u/q');
+  });
+
   it('404 for an unknown session; 400 for a bad body; 500 naming a corrupt index, left as it is', async () => {
     expect((await patch('nope', { directory: '/x' })).json()).toEqual({ detail: 'Session not found' });
     expect((await patch('nope', { directory: '/x' })).status).toBe(404);

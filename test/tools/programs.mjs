@@ -6,6 +6,10 @@
 //   node test/tools/programs.mjs            install what is missing
 //   node test/tools/programs.mjs --paths    print {name: absolute binary path} as JSON
 //
+// Versions: the pinned ones in programs.json (what `npm test` runs), unless
+// SPACE_TEST_PROGRAM_VERSIONS names others, `name@version` separated by commas
+// (`npm run test:latest` sets it to the newest published ones; see test/tools/test-latest.mjs).
+//
 // Cache: $SPACE_TEST_PROGRAMS_DIR, else $XDG_CACHE_HOME/space-test-programs, else
 // ~/.cache/space-test-programs. One folder per package@version; a `.done` marker is written
 // only after a complete install, so an interrupted install is redone.
@@ -16,7 +20,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-export const PROGRAMS = JSON.parse(readFileSync(path.join(here, 'programs.json'), 'utf8'));
+export const PINNED = JSON.parse(readFileSync(path.join(here, 'programs.json'), 'utf8'));
+export const PROGRAMS = withVersions(PINNED, process.env.SPACE_TEST_PROGRAM_VERSIONS);
+
+/** The pinned programs with the versions an override names (`claude@2.1.332,codex@0.171.0`). */
+export function withVersions(pinned, override) {
+  const out = structuredClone(pinned);
+  for (const item of (override ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const at = item.lastIndexOf('@');
+    const name = item.slice(0, at);
+    const version = item.slice(at + 1);
+    if (at <= 0 || !out[name] || !/^[0-9A-Za-z.+-]+$/.test(version)) throw new Error(`SPACE_TEST_PROGRAM_VERSIONS: "${item}" is not <program>@<version> for one of ${Object.keys(out).join(', ')}`);
+    out[name].version = version;
+  }
+  return out;
+}
 
 export function cacheDir() {
   if (process.env.SPACE_TEST_PROGRAMS_DIR) return process.env.SPACE_TEST_PROGRAMS_DIR;

@@ -1,11 +1,13 @@
 #!/bin/sh
-# The README's test command: install the pinned real agent programs into their cache (this
-# needs the npm registry), then run the whole suite inside a fresh network namespace where
-# only loopback exists, so neither the tests nor the real CLIs they drive can reach anything
-# else. Where a namespace cannot be made (not root, no unshare), the suite runs as is and the
+# The README's test command: install the Debian packages the suite needs when missing
+# (test/tools/packages.sh; where it cannot, it prints the command to run and stops), install
+# the pinned real agent programs into their cache (this needs the npm registry), then run the
+# whole suite inside a fresh network namespace where only loopback exists, so neither the
+# tests nor the real CLIs they drive can reach anything else. Where a namespace cannot be made (not root, no unshare), the suite runs as is and the
 # real-program lanes refuse to start the real CLIs (they are reported as skipped, never passed).
 set -eu
 cd "$(dirname "$0")/../.."
+sh test/tools/packages.sh
 node test/tools/programs.mjs
 if [ "${SPACE_TEST_NO_NETNS:-}" != 1 ] && unshare -n true 2>/dev/null; then
   exec unshare -n sh -c 'ip link set lo up && SPACE_TEST_NETNS=1 exec npx vitest run "$@"' sh "$@"

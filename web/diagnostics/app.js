@@ -1,3 +1,4 @@
+// @ts-check
 // Space diagnostics page: plain DOM, no framework, same-origin requests only.
 // Every data call goes through the service's trust guard like any client: in the app the
 // Electron host adds the launch token to each request; in a browser a service started with
@@ -9,15 +10,55 @@ const TOKEN_KEY = 'space-token';
 const USAGE_DAYS = 30;
 const SESSION_LIMIT = 20;
 const MESSAGE_LIMIT = 20;
+/** @type {ReadonlyArray<{ name: import('../../service/ids.js').AgentName, cli: string, label: string, kind: string }>} */
 const RUNTIMES = [
   { name: 'clia_code', cli: 'clia', label: 'clia', kind: 'Claude Code CLI' },
   { name: 'clib', cli: 'clib', label: 'clib', kind: 'Codex CLI' },
   { name: 'runtimea', cli: 'runtimea', label: 'runtimea', kind: 'agent gateway' },
 ];
 
+/* ---------- the answers this page reads ----------
+ * Types for `npm run typecheck` (tsconfig.web.json); the browser ignores them. Where the
+ * service declares an answer's type, the page uses that declaration, so a renamed field
+ * fails the type-check instead of the page.
+ */
+
+/** @typedef {import('../../service/sessions/types.js').Session} Session */
+/** @typedef {import('../../service/sessions/types.js').Message} Message */
+/** @typedef {import('../../service/usage/aggregate.js').UsageReport} UsageReport */
+/** @typedef {{ bin: string, path: string | null }} CliPath */
+/**
+ * GET /health (status/routes.ts `health`; the spec leaves its fields open).
+ * @typedef {{ status: string, stage: string, version: string, pid: number, node: string, host_kind: string,
+ *   uptime_s: number, listen: { host: string, port: number }, upstream_url: string | null, agent_name: string,
+ *   projects_root: string, clis: Record<string, CliPath | undefined>, active_sessions: number, child_processes: number }} Health
+ */
+/**
+ * GET /space-auth/state (auth/state.ts `sanitized()` plus `upstream_configured`).
+ * @typedef {{ signed_in: boolean, source: 'poll_token' | 'api_key' | 'none', user_id: string | null, expires_at: string | null,
+ *   upstream_configured: boolean }} AuthStateAnswer
+ */
+/** @typedef {{ authorize_url: string, auth_session_id: string }} SignInStart POST /space-auth/start */
+/** @typedef {{ status: 'pending' | 'approved' | 'expired' }} SignInStatus GET /space-auth/status/{id} */
+/**
+ * GET /debug/ai-auth (config-api/ai-auth.ts `AiAuthSnapshot`).
+ * @typedef {{ env_file: { path: string, exists: boolean }, backends: Record<string, Array<{ from: string, to: string, set: boolean }> | undefined> }} AiAuth
+ */
+/** @typedef {{ authenticated: boolean, method?: string, expires_at?: string }} ClibStatus GET /api/clib/status */
+/** @typedef {{ roots: Record<string, string>, default: string }} WorkspaceConfig GET /api/config/workspace */
+/** @typedef {{ sessions: Session[], total: number }} SessionsPage GET /api/sessions */
+/** @typedef {{ messages: Message[], total: number, offset: number }} MessagesPage GET /api/messages/{id} */
+/** @typedef {{ stream_id: string, session_id: string | null }} PromptAccepted POST /api/chat/prompt */
+/** @typedef {{ event: string, data: any }} Frame one SSE frame of /api/chat/stream/{id} */
+/** @typedef {{ error?: string, finish_reason?: string, session_id?: string }} Outcome how a turn ended */
+
 /* ---------- requests ---------- */
 
 class ApiError extends Error {
+  /**
+   * @param {number} status
+   * @param {string} detail
+   */
   constructor(status, detail) {
     super(detail);
     this.status = status;
@@ -27,16 +68,23 @@ class ApiError extends Error {
 function takeTokenFromAddress() {
   const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
   if (!match) return;
-  sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+  sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(/** @type {string} */ (match[1])));
   history.replaceState(null, '', location.pathname + location.search);
 }
 
+/** @returns {Record<string, string>} */
 function authHeaders() {
   const token = sessionStorage.getItem(TOKEN_KEY);
   return token ? { 'X-Space-Token': token } : {};
 }
 
+/**
+ * @param {string} path
+ * @param {{ method?: string, body?: unknown }} [request]
+ * @returns {Promise<any>} the answer's JSON; callers name its type
+ */
 async function api(path, { method = 'GET', body } = {}) {
+  /** @type {Record<string, string>} */
   const headers = { ...authHeaders(), Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
@@ -54,36 +102,70 @@ async function api(path, { method = 'GET', body } = {}) {
 
 /* ---------- DOM helpers (text only: nothing from the service becomes markup) ---------- */
 
+/** @typedef {Node | string | number | boolean | null | undefined} Child */
+
+/**
+ * @param {string} tag
+ * @param {Record<string, unknown>} [attrs]
+ * @param {...(Child | Child[])} children
+ * @returns {HTMLElement}
+ */
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
-    if (key === 'class') node.className = value;
-    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    if (key === 'class') node.className = /** @type {string} */ (value);
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), /** @type {EventListener} */ (value));
     else node.setAttribute(key, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) if (child !== undefined && child !== null && child !== false) node.append(child instanceof Node ? child : String(child));
+  for (const child of present(children)) node.append(child instanceof Node ? child : String(child));
   return node;
 }
 
+/**
+ * @param {string} tag
+ * @param {Record<string, unknown>} [attrs]
+ * @param {...(Child | Child[])} children
+ * @returns {SVGElement}
+ */
 function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
-  for (const child of children.flat()) if (child !== undefined && child !== null) node.append(child instanceof Node ? child : String(child));
+  for (const child of present(children)) node.append(child instanceof Node ? child : String(child));
   return node;
 }
 
-function bodyOf(id) {
-  return document.querySelector(`#${id} .body`);
+/**
+ * Children to show: `undefined`, `null` and `false` stand for "nothing here" and are left out.
+ * @template T
+ * @param {T[]} children
+ * @returns {Array<Exclude<T, undefined | null | false>>}
+ */
+function present(children) {
+  return /** @type {any} */ (children.flat().filter((child) => child !== undefined && child !== null && child !== false));
 }
 
+/** @param {string} id */
+function bodyOf(id) {
+  return /** @type {HTMLElement} */ (document.querySelector(`#${id} .body`));
+}
+
+/**
+ * @param {string} id
+ * @param {...(Node | string | null)} children
+ */
 function fill(id, ...children) {
   const body = bodyOf(id);
   body.removeAttribute('data-state');
-  body.replaceChildren(...children);
+  body.replaceChildren(...present(children));
 }
 
 /** A card's failure: a missing API (404) is said plainly, anything else as the service's detail. */
+/**
+ * @param {string} id
+ * @param {unknown} err
+ * @param {string} what
+ */
 function failed(id, err, what) {
   if (err instanceof ApiError && err.status === 404) {
     fill(id, el('p', { class: 'unavailable' }, `${what} is not available in this build of the service (${err.message}).`));
@@ -94,14 +176,19 @@ function failed(id, err, what) {
   }
 }
 
+/** @param {Array<[string, Child]>} pairs */
 function kv(pairs) {
   return el('dl', { class: 'kv' }, pairs.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
 }
 
+/** @param {unknown} n */
 const money = (n) => `$${(Number(n) || 0).toFixed(2)}`;
+/** @param {number} n */
 const moneyFine = (n) => ((Number(n) || 0) < 0.1 && n > 0 ? `$${Number(n).toFixed(4)}` : money(n));
+/** @param {unknown} n */
 const integer = (n) => (Number(n) || 0).toLocaleString('en-US');
 
+/** @param {string} iso */
 function when(iso) {
   const t = Date.parse(iso);
   if (Number.isNaN(t)) return '';
@@ -113,6 +200,7 @@ function when(iso) {
   return new Date(t).toISOString().slice(0, 10);
 }
 
+/** @param {unknown} seconds */
 function duration(seconds) {
   const s = Number(seconds) || 0;
   if (s < 60) return `${s} s`;
@@ -123,29 +211,30 @@ function duration(seconds) {
 /* ---------- token banner ---------- */
 
 function showTokenBanner() {
-  document.getElementById('token-banner').hidden = false;
+  /** @type {HTMLElement} */ (document.getElementById('token-banner')).hidden = false;
 }
 
 function wireTokenForm() {
-  document.getElementById('token-form').addEventListener('submit', (event) => {
+  /** @type {HTMLElement} */ (document.getElementById('token-form')).addEventListener('submit', (event) => {
     event.preventDefault();
-    const value = document.getElementById('token-input').value.trim();
+    const value = /** @type {HTMLInputElement} */ (document.getElementById('token-input')).value.trim();
     if (!value) return;
     sessionStorage.setItem(TOKEN_KEY, value);
-    document.getElementById('token-input').value = '';
-    document.getElementById('token-banner').hidden = true;
+    /** @type {HTMLInputElement} */ (document.getElementById('token-input')).value = '';
+    /** @type {HTMLElement} */ (document.getElementById('token-banner')).hidden = true;
     void loadAll();
   });
 }
 
 /* ---------- service health ---------- */
 
+/** @type {Health | undefined} */
 let health;
 
 async function loadHealth() {
-  const pill = document.getElementById('service-pill');
+  const pill = /** @type {HTMLElement} */ (document.getElementById('service-pill'));
   try {
-    health = await api('/health');
+    health = /** @type {Health} */ (await api('/health'));
     pill.className = `pill ${health.status === 'ok' ? 'pill-ok' : 'pill-bad'}`;
     pill.textContent = `${health.status === 'ok' ? 'Running' : health.status} · v${health.version}`;
     fill(
@@ -174,10 +263,11 @@ const bridge = window.space && window.space.signIn ? window.space : undefined;
 let signInRunning = false;
 
 async function loadSignIn() {
-  const start = document.getElementById('signin-start');
-  const logout = document.getElementById('signin-logout');
+  const start = /** @type {HTMLButtonElement} */ (document.getElementById('signin-start'));
+  const logout = /** @type {HTMLElement} */ (document.getElementById('signin-logout'));
   try {
-    const state = await api('/space-auth/state');
+    const state = /** @type {AuthStateAnswer} */ (await api('/space-auth/state'));
+    /** @type {Array<[string, Child]>} */
     const rows = [
       ['State', state.signed_in ? el('span', { class: 'tag ok' }, 'signed in') : state.source === 'api_key' ? el('span', { class: 'tag ok' }, 'API key') : el('span', { class: 'tag warn' }, 'signed out')],
       ['Upstream', state.upstream_configured ? 'configured' : 'not configured'],
@@ -196,8 +286,12 @@ async function loadSignIn() {
   }
 }
 
+/**
+ * @param {string | Array<Node | string>} text
+ * @param {boolean} [bad]
+ */
 function progress(text, bad = false) {
-  const p = document.getElementById('signin-progress');
+  const p = /** @type {HTMLElement} */ (document.getElementById('signin-progress'));
   p.className = `note${bad ? ' bad' : ''}`;
   p.replaceChildren(...(Array.isArray(text) ? text : [text]));
 }
@@ -210,7 +304,7 @@ function progress(text, bad = false) {
  */
 async function signIn() {
   signInRunning = true;
-  document.getElementById('signin-start').disabled = true;
+  /** @type {HTMLButtonElement} */ (document.getElementById('signin-start')).disabled = true;
   try {
     if (bridge) {
       const { auth_session_id } = await bridge.signIn.start();
@@ -219,9 +313,11 @@ async function signIn() {
       if (status !== 'approved') throw new Error('The sign-in expired; start again.');
       await bridge.signIn.consume(auth_session_id);
     } else {
+      /** @type {SignInStart} */
       const { authorize_url, auth_session_id } = await api('/space-auth/start', { method: 'POST', body: {} });
       progress(['Open ', el('a', { href: authorize_url, target: '_blank', rel: 'noopener noreferrer', id: 'signin-link' }, 'the sign-in page'), ' and approve; this page waits…']);
       for (;;) {
+        /** @type {SignInStatus} */
         const { status } = await api(`/space-auth/status/${encodeURIComponent(auth_session_id)}`);
         if (status === 'approved') break;
         if (status === 'expired') throw new Error('The sign-in expired; start again.');
@@ -243,17 +339,19 @@ async function signOut() {
     await api('/space-auth/logout', { method: 'POST', body: {} });
     progress('Signed out.');
   } catch (err) {
-    progress(err.message, true);
+    progress(/** @type {Error} */ (err).message, true);
   }
   await loadSignIn();
 }
 
 /* ---------- runtimes ---------- */
 
+/** @type {WorkspaceConfig | undefined} */
 let workspace;
 
 async function loadRuntimes() {
   try {
+    /** @type {[AiAuth, ClibStatus | undefined, WorkspaceConfig]} */
     const [aiAuth, clib, ws] = await Promise.all([api('/debug/ai-auth'), api('/api/clib/status').catch(() => undefined), api('/api/config/workspace')]);
     workspace = ws;
     if (!health) await loadHealth();
@@ -285,18 +383,21 @@ async function loadRuntimes() {
   }
 }
 
+/** @param {WorkspaceConfig} ws */
 function fillAgentChoice(ws) {
-  const select = document.getElementById('chat-agent');
+  const select = /** @type {HTMLSelectElement} */ (document.getElementById('chat-agent'));
   if (select.options.length) return;
   for (const runtime of RUNTIMES) select.append(el('option', { value: runtime.name, selected: ws.default === runtime.name }, `${runtime.label} · ${runtime.kind}`));
 }
 
 /* ---------- sessions and messages ---------- */
 
+/** @type {string | undefined} */
 let selectedSession;
 
 async function loadSessions() {
   try {
+    /** @type {SessionsPage} */
     const { sessions, total } = await api(`/api/sessions?limit=${SESSION_LIMIT}`);
     if (!sessions.length) return fill('sessions', el('p', { class: 'empty' }, 'No sessions yet. Send a prompt to start one.'));
     const items = sessions.map((s) =>
@@ -318,12 +419,14 @@ async function loadSessions() {
   }
 }
 
+/** @param {Session} session */
 async function loadMessages(session) {
   selectedSession = session.session_id;
-  for (const b of document.querySelectorAll('#sessions [data-session]')) b.setAttribute('aria-current', String(b.dataset.session === selectedSession));
-  document.getElementById('messages-title').textContent = `· ${session.title || session.session_id}`;
+  for (const b of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('#sessions [data-session]'))) b.setAttribute('aria-current', String(b.dataset.session === selectedSession));
+  /** @type {HTMLElement} */ (document.getElementById('messages-title')).textContent = `· ${session.title || session.session_id}`;
   fill('messages', el('p', { class: 'empty' }, 'Loading…'));
   try {
+    /** @type {MessagesPage} */
     const { messages, total, offset } = await api(`/api/messages/${encodeURIComponent(session.session_id)}?limit=${MESSAGE_LIMIT}`);
     if (!messages.length) return fill('messages', el('p', { class: 'empty' }, 'This session has no messages.'));
     const list = el(
@@ -338,15 +441,20 @@ async function loadMessages(session) {
   }
 }
 
-/** A tool message in one line: the call with its main argument, or the first line of the result. */
+/**
+ * A tool message in one line: the call with its main argument, or the first line of the result.
+ * @param {Message} m
+ */
 function messageText(m) {
   if (m.role !== 'tool') return m.text || '';
-  const clip = (text) => (text.length > 140 ? `${text.slice(0, 139)}…` : text);
+  const clip = (/** @type {string} */ text) => (text.length > 140 ? `${text.slice(0, 139)}…` : text);
   if (m.tool_call) {
-    const input = m.tool_call.input && typeof m.tool_call.input === 'object' ? m.tool_call.input : {};
+    /** @type {Record<string, unknown>} */
+    const input = m.tool_call.input && typeof m.tool_call.input === 'object' ? /** @type {Record<string, unknown>} */ (m.tool_call.input) : {};
     const main = [input.command, input.file_path, input.path, input.query, input.url, ...Object.values(input)].find((v) => typeof v === 'string' && v);
     return clip(`⚙ ${m.tool_call.name || 'tool'}${main ? `: ${main}` : ''}`);
   }
+  /** @type {Partial<NonNullable<Message['tool_result']>>} */
   const result = m.tool_result || {};
   const output = typeof result.output === 'string' ? result.output : JSON.stringify(result.output ?? '');
   const first = output.split('\n').find((line) => line.trim()) || '(no output)';
@@ -357,7 +465,7 @@ function messageText(m) {
 
 async function loadUsage() {
   try {
-    const report = await api(`/api/usage?days=${USAGE_DAYS}`);
+    const report = /** @type {UsageReport} */ (await api(`/api/usage?days=${USAGE_DAYS}`));
     const days = lastDays(USAGE_DAYS, report.daily || []);
     const tokens = report.total_tokens || {};
     const totalTokens = (tokens.input || 0) + (tokens.output || 0) + (tokens.cache_read || 0) + (tokens.cache_write || 0);
@@ -380,6 +488,11 @@ async function loadUsage() {
 }
 
 /** The last `n` calendar days (UTC, as the report's dates), zero where the report has none. */
+/**
+ * @param {number} n
+ * @param {UsageReport['daily']} daily
+ * @returns {Array<{ date: string, cost_usd: number, tokens_total: number }>}
+ */
 function lastDays(n, daily) {
   const byDate = new Map(daily.map((d) => [d.date, d]));
   const today = new Date();
@@ -393,6 +506,7 @@ function lastDays(n, daily) {
 }
 
 /** Daily cost as an inline SVG bar chart with a few gridlines; each bar has a tooltip. */
+/** @param {ReturnType<typeof lastDays>} days */
 function chart(days) {
   const W = 720;
   const H = 210;
@@ -404,7 +518,7 @@ function chart(days) {
   const max = Math.max(...days.map((d) => d.cost_usd), 0);
   const step = niceStep(max / 4);
   const ceiling = Math.max(step * 4, step);
-  const y = (v) => top + plotH - (v / ceiling) * plotH;
+  const y = (/** @type {number} */ v) => top + plotH - (v / ceiling) * plotH;
   const slot = plotW / days.length;
   const parts = [];
   for (let v = 0; v <= ceiling + 1e-9; v += step) {
@@ -420,6 +534,7 @@ function chart(days) {
   return svg('svg', { class: 'chart', id: 'usage-chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `Daily cost over the last ${days.length} days` }, parts);
 }
 
+/** @param {number} raw */
 function niceStep(raw) {
   if (!(raw > 0)) return 0.25;
   const power = 10 ** Math.floor(Math.log10(raw));
@@ -429,27 +544,34 @@ function niceStep(raw) {
 
 /* ---------- chat ---------- */
 
+/** @type {{ id: string, controller: AbortController } | undefined} */
 let currentStream;
 
+/**
+ * @param {string} text
+ * @param {boolean} [bad]
+ */
 function chatStatus(text, bad = false) {
-  const s = document.getElementById('chat-status');
+  const s = /** @type {HTMLElement} */ (document.getElementById('chat-status'));
   s.className = `note${bad ? ' bad' : ''}`;
   s.textContent = text;
 }
 
+/** @param {Event} event */
 async function sendPrompt(event) {
   event.preventDefault();
-  const text = document.getElementById('chat-text').value.trim();
+  const text = /** @type {HTMLTextAreaElement} */ (document.getElementById('chat-text')).value.trim();
   if (!text || currentStream) return;
-  const output = document.getElementById('chat-output');
+  const output = /** @type {HTMLElement} */ (document.getElementById('chat-output'));
   output.className = 'chat-output';
   output.textContent = '';
-  const send = document.getElementById('chat-send');
-  const stop = document.getElementById('chat-stop');
+  const send = /** @type {HTMLButtonElement} */ (document.getElementById('chat-send'));
+  const stop = /** @type {HTMLButtonElement} */ (document.getElementById('chat-stop'));
   send.disabled = true;
   chatStatus('Sending…');
   try {
-    const { stream_id } = await api('/api/chat/prompt', { method: 'POST', body: { text, agent_name: document.getElementById('chat-agent').value } });
+    /** @type {PromptAccepted} */
+    const { stream_id } = await api('/api/chat/prompt', { method: 'POST', body: { text, agent_name: /** @type {HTMLSelectElement} */ (document.getElementById('chat-agent')).value } });
     currentStream = { id: stream_id, controller: new AbortController() };
     stop.disabled = false;
     chatStatus('Streaming…');
@@ -479,11 +601,18 @@ async function sendPrompt(event) {
  * Reads the turn's SSE stream with fetch (EventSource cannot send the token header) and
  * calls `onText` with each text-delta as it arrives. Resolves with how the turn ended.
  */
+/**
+ * @param {string} streamId
+ * @param {AbortSignal} signal
+ * @param {(text: string) => void} onText
+ * @returns {Promise<Outcome>}
+ */
 async function readStream(streamId, signal, onText) {
   const res = await fetch(`/api/chat/stream/${encodeURIComponent(streamId)}`, { headers: { ...authHeaders(), Accept: 'text/event-stream' }, signal, credentials: 'omit', cache: 'no-store' });
   if (!res.ok || !res.body) throw new ApiError(res.status, `The stream could not be opened (HTTP ${res.status})`);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
+  /** @type {Outcome} */
   let outcome = { error: 'The stream ended without a result.' };
   for (;;) {
     const { value, done } = await reader.read();
@@ -503,6 +632,10 @@ async function readStream(streamId, signal, onText) {
   return outcome;
 }
 
+/**
+ * @param {string} text
+ * @returns {Frame | undefined}
+ */
 function parseFrame(text) {
   let event = 'message';
   const data = [];
@@ -520,12 +653,12 @@ function parseFrame(text) {
 
 async function stopTurn() {
   if (!currentStream) return;
-  document.getElementById('chat-stop').disabled = true;
+  /** @type {HTMLButtonElement} */ (document.getElementById('chat-stop')).disabled = true;
   try {
     await api('/api/chat/abort', { method: 'POST', body: { stream_id: currentStream.id } });
     chatStatus('Stopping…');
   } catch (err) {
-    chatStatus(err.message, true);
+    chatStatus(/** @type {Error} */ (err).message, true);
   }
 }
 
@@ -540,8 +673,8 @@ async function loadAll() {
 
 takeTokenFromAddress();
 wireTokenForm();
-document.getElementById('signin-start').addEventListener('click', () => void signIn());
-document.getElementById('signin-logout').addEventListener('click', () => void signOut());
-document.getElementById('chat-form').addEventListener('submit', (e) => void sendPrompt(e));
-document.getElementById('chat-stop').addEventListener('click', () => void stopTurn());
+/** @type {HTMLButtonElement} */ (document.getElementById('signin-start')).addEventListener('click', () => void signIn());
+/** @type {HTMLElement} */ (document.getElementById('signin-logout')).addEventListener('click', () => void signOut());
+/** @type {HTMLElement} */ (document.getElementById('chat-form')).addEventListener('submit', (e) => void sendPrompt(e));
+/** @type {HTMLButtonElement} */ (document.getElementById('chat-stop')).addEventListener('click', () => void stopTurn());
 void loadAll();

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { ServiceContext } from '../../context.js';
+import type { Core } from '../../core.js';
 import { parseBody } from '../../http/request-body.js';
 import { packageInfo } from '../../status/version.js';
 import type { ConnectorTokenStore } from '../../stores/connector-tokens.js';
@@ -12,19 +12,19 @@ import { GhCli } from './gh.js';
 const SessionBody = z.object({ session_id: z.string() });
 
 /** The code host (spec: Code-host connector): a pasted token, or the CLI's device login. */
-export function codehostRoutes(ctx: ServiceContext, store: ConnectorTokenStore): Router {
+export function codehostRoutes(core: Core, store: ConnectorTokenStore): Router {
   const router = Router();
-  const settings = ctx.config.connectors;
-  const info = packageInfo(ctx.config.paths.appRoot);
+  const settings = core.config.connectors;
+  const info = packageInfo(core.config.paths.appRoot);
   const check = (token: string) => codehostUser(settings.codehostApiUrl, token, `${info.name}/${info.version}`);
-  const gh = new GhCli(ctx.supervisor, ctx.config.bins.codehostCli, settings.codehostHost, settings.codehostCliConfigDir, ctx.config.childEnv);
+  const gh = new GhCli(core.supervisor, core.config.bins.codehostCli, settings.codehostHost, settings.codehostCliConfigDir, core.config.childEnv);
 
-  addTokenRoutes(router, { name: 'codehost', store, log: ctx.log, check, showsUser: true, onDisconnect: () => gh.logout() });
+  addTokenRoutes(router, { name: 'codehost', store, log: core.log, check, showsUser: true, onDisconnect: () => gh.logout() });
 
-  const flows = new DeviceFlows(gh, ctx.log, settings.codehostDeviceTtlMs, async (token) => {
+  const flows = new DeviceFlows(gh, core.log, settings.codehostDeviceTtlMs, async (token) => {
     // gh has checked the token with its host already; the user is read for status only.
     const user = await check(token).catch((err: Error) => {
-      ctx.log.warn({ connector: 'codehost', error: err.message }, 'user of the device-login token not read');
+      core.log.warn({ connector: 'codehost', error: err.message }, 'user of the device-login token not read');
       return undefined;
     });
     await store.set('codehost', { token, source: 'cli', ...(user ? { user } : {}) });

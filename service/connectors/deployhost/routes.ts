@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import { z } from 'zod';
-import type { ServiceContext } from '../../context.js';
+import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
 import { parseBody } from '../../http/request-body.js';
 import type { ConnectorTokenStore } from '../../stores/connector-tokens.js';
@@ -11,13 +11,16 @@ import { resourceMetadata } from './resource-metadata.js';
 
 const ExchangeBody = z.object({ code: z.string().min(1), state: z.string().min(1), code_verifier_id: z.string().optional() });
 
-/** The deploy host (spec: Deploy-host connector): a pasted token, or OAuth with PKCE and DCR. */
-export function deployhostRoutes(ctx: ServiceContext, store: ConnectorTokenStore): Router {
-  const router = Router();
-  const redirectUri = () => ctx.config.deployhostRedirectUri ?? `http://127.0.0.1:${ctx.port()}/callback`;
-  const flow = new DeployhostOAuth(ctx.config.connectors, store, redirectUri, ctx.log);
+/** What the deploy-host routes read: the port actually listened on makes the default redirect URI. */
+export type DeployhostDeps = Core & { port(): number };
 
-  addTokenRoutes(router, { name: 'deployhost', store, log: ctx.log, check: (token) => flow.user(token), showsUser: true });
+/** The deploy host (spec: Deploy-host connector): a pasted token, or OAuth with PKCE and DCR. */
+export function deployhostRoutes(deps: DeployhostDeps, store: ConnectorTokenStore): Router {
+  const router = Router();
+  const redirectUri = () => deps.config.deployhostRedirectUri ?? `http://127.0.0.1:${deps.port()}/callback`;
+  const flow = new DeployhostOAuth(deps.config.connectors, store, redirectUri, deps.log);
+
+  addTokenRoutes(router, { name: 'deployhost', store, log: deps.log, check: (token) => flow.user(token), showsUser: true });
 
   router.get('/api/connectors/deployhost/oauth/start', async (_req, res) => {
     res.json(await flow.start());

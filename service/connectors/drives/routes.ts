@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import type { ServiceContext } from '../../context.js';
+import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
 import { parseBody } from '../../http/request-body.js';
 import { DriveFlows } from './flows.js';
@@ -12,10 +12,10 @@ const StartBody = z.object({ name: z.unknown(), force: z.boolean().optional() })
 const SubmitBody = z.object({ code: z.string() });
 
 /** drivea and driveb (spec: Connectors, drives): the same routes over one rclone and one flow lock. */
-export function driveRoutes(ctx: ServiceContext): Router {
+export function driveRoutes(core: Core): Router {
   const router = Router();
-  const rclone = new Rclone(ctx.supervisor, ctx.config.bins.syncTool, ctx.config.connectors.syncToolConfig, ctx.config.childEnv);
-  const flows = new DriveFlows(rclone, ctx.log, ctx.config.connectors.driveSessionTtlMs);
+  const rclone = new Rclone(core.supervisor, core.config.bins.syncTool, core.config.connectors.syncToolConfig, core.config.childEnv);
+  const flows = new DriveFlows(rclone, core.log, core.config.connectors.driveSessionTtlMs);
 
   for (const connector of DRIVE_CONNECTORS) {
     const base = `/api/connectors/${connector}`;

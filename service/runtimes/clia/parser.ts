@@ -26,6 +26,16 @@ export interface CliaResult {
   usage: TurnUsage[];
 }
 
+/** A `can_use_tool` control request (`--permission-prompt-tool stdio`, research §6.3). */
+export interface CanUseTool {
+  requestId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  toolUseId: string | undefined;
+  /** The CLI's `permission_suggestions`: rules it could remember on an allow. */
+  suggestions: Json[];
+}
+
 type Json = Record<string, unknown>;
 
 export class CliaParser {
@@ -36,6 +46,14 @@ export class CliaParser {
   result: CliaResult | undefined;
   private readonly streamed = new Set<string>();
   private lastTextMessage: string | undefined;
+  private asks: CanUseTool[] = [];
+  /** The main thread's last model call: its model and the tokens it sent (the context in use). */
+  private lastCall: { model: string; contextTokens: number } | undefined;
+
+  /** The permission requests read since the last call. */
+  takeAsks(): CanUseTool[] {
+    return this.asks.splice(0);
+  }
 
   push(line: string): RuntimeEvent[] {
     const msg = parseJson(line);
@@ -53,16 +71,39 @@ export class CliaParser {
         return this.user(msg);
       case 'result':
         this.result = resultOf(msg);
-        return this.result.usage.map((usage) => ({ type: 'usage', usage }));
+        return this.result.usage.map((usage) => ({ type: 'usage', usage: usage.model === this.lastCall?.model ? { ...usage, contextTokens: this.lastCall!.contextTokens } : usage }));
+      case 'control_request':
+        this.controlRequest(msg);
+        return [];
       default:
         return [];
     }
+  }
+
+  private controlRequest(msg: Json): void {
+    const request = obj(msg.request);
+    if (request?.subtype !== 'can_use_tool' || typeof msg.request_id !== 'string') return;
+    this.asks.push({
+      requestId: msg.request_id,
+      toolName: String(request.tool_name ?? ''),
+      input: obj(request.input) ?? {},
+      toolUseId: typeof request.tool_use_id === 'string' ? request.tool_use_id : undefined,
+      suggestions: Array.isArray(request.permission_suggestions) ? request.permission_suggestions.map(obj).filter((x): x is Json => x !== undefined) : [],
+    });
+  }
+
+  private noteCall(message: Json | undefined): void {
+    const u = obj(message?.usage);
+    if (!u || typeof message?.model !== 'string') return;
+    this.lastCall = { model: message.model, contextTokens: num(u.input_tokens) + num(u.cache_read_input_tokens) + num(u.cache_creation_input_tokens) };
   }
 
   private streamEvent(msg: Json): RuntimeEvent[] {
     if (msg.parent_tool_use_id) return [];
     const event = obj(msg.event);
     const delta = obj(event?.delta);
+    if (event?.type === 'message_start') this.noteCall(obj(event.message));
+    if (event?.type === 'content_block_delta' && delta?.type === 'thinking_delta' && typeof delta.thinking === 'string') return delta.thinking ? [{ type: 'thinking', text: delta.thinking }] : [];
     if (event?.type !== 'content_block_delta' || delta?.type !== 'text_delta' || typeof delta.text !== 'string') return [];
     const messageId = typeof msg.api_message_id === 'string' ? msg.api_message_id : '';
     this.streamed.add(messageId);
@@ -139,6 +180,7 @@ function usageOf(msg: Json): TurnUsage[] {
         cacheWrite: num(u.cacheCreationInputTokens),
       };
       if (typeof u.costUSD === 'number') usage.costUsd = u.costUSD;
+      if (typeof u.contextWindow === 'number') usage.contextWindow = u.contextWindow;
       return [usage];
     });
   }

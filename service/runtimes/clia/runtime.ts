@@ -5,23 +5,26 @@ import { HttpError } from '../../errors.js';
 import { CliSessionStore } from '../cli-session-store.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import { runCliaTurn } from './turn.js';
-import { titleFromPrompt } from '../../sessions/title.js';
+import { titleFromPrompt } from '../title.js';
 
 /**
- * `clia_code`: the Claude Code CLI, one process per turn (`-p`, stream-json out, stdin
- * closed). The service's session id is the CLI's native id for a new session
+ * `clia_code`: the Claude Code CLI, one process per turn (`-p`, stream-json out; stdin
+ * closed, or in a permission mode the stream-json control channel, see turn.ts). The service's session id is the CLI's native id for a new session
  * (`--session-id`); the two differ only after a resume had to fall back to a fresh native
  * session. The service's own store is ~/clia-space/<agent_id>/sessions/.
  */
 export const DEFAULT_AGENT_ID = 'default';
-/** The prompt is one argv element, and Linux caps one at 128 KiB with its NUL (MAX_ARG_STRLEN). */
-export const MAX_PROMPT_BYTES = 128 * 1024 - 1;
+/** The prompt as one argv element: Linux caps one at 128 KiB with its NUL (MAX_ARG_STRLEN). Longer ones go on stdin. */
+export const MAX_ARGV_PROMPT_BYTES = 128 * 1024 - 1;
+/** A prompt on stdin is one stream-json line; past this it is more than any model's context holds. */
+export const MAX_PROMPT_BYTES = 4 * 1024 * 1024;
 
 export function createCliaRuntime(ctx: ServiceContext): Runtime {
   const store = new CliSessionStore(ctx.config.paths.cliaSpace, 'clia_code');
   return {
     name: 'clia_code',
     heartbeatMs: ctx.config.chat.heartbeatCliMs,
+    permissionModes: ['auto', 'ask', 'accept_edits', 'plan'],
     hasSession: async (sessionId) => (await store.find(sessionId)) !== undefined,
     prepare: (request) => prepare(ctx, store, request),
     close: async () => undefined,
@@ -34,18 +37,24 @@ async function prepare(ctx: ServiceContext, store: CliSessionStore, request: Tur
   const { binding } = await loadManifest(ctx.config.paths.manifests, 'clia_code');
   const sessionId = request.sessionId ?? randomUUID();
   const prompt = request.skill ? `${binding.skill_prefix ?? '/'}${request.skill} ${request.text}` : request.text;
-  if (Buffer.byteLength(prompt) > MAX_PROMPT_BYTES) throw new HttpError(413, `Message too long: clia_code takes at most ${MAX_PROMPT_BYTES} bytes`);
+  const bytes = Buffer.byteLength(prompt);
+  if (bytes > MAX_PROMPT_BYTES) throw new HttpError(413, `Message too long: clia_code takes at most ${MAX_PROMPT_BYTES} bytes`);
+  const permissionMode = request.permissionMode ?? 'auto';
+  const agentId = found?.agentId ?? request.agentId ?? DEFAULT_AGENT_ID;
   const plan = {
     ctx,
     store,
     binding,
     sessionId,
-    agentId: found?.agentId ?? request.agentId ?? DEFAULT_AGENT_ID,
+    agentId,
     isNew: !found,
     nativeSessionId: found?.entry.nativeSessionId ?? sessionId,
     prompt,
     title: found?.entry.title || titleFromPrompt(request.text),
+    permissionMode,
+    // The prompt on stdin (stream-json) for every mode but auto, and for one too long for argv.
+    promptOnStdin: permissionMode !== 'auto' || bytes > MAX_ARGV_PROMPT_BYTES,
   };
-  return { sessionId, run: (signal) => runCliaTurn(plan, signal) };
+  return { sessionId, agentId, run: (signal, approvals) => runCliaTurn(plan, signal, approvals) };
 }
 

@@ -8,7 +8,9 @@ import { startCliProcess, type CliProcess } from '../cli-process.js';
 import type { CliSessionStore } from '../cli-session-store.js';
 import { LineAppender } from '../line-appender.js';
 import { recordProjectSession } from '../project-sessions.js';
-import type { RuntimeEvent } from '../runtime.js';
+import type { Approvals, PermissionMode, RuntimeEvent } from '../runtime.js';
+import { toolTitle } from '../tool-title.js';
+import { answerCanUseTool, isControlLine, userMessage } from './control.js';
 import { outcomeOf } from './outcome.js';
 import { CliaParser } from './parser.js';
 
@@ -24,6 +26,9 @@ export interface CliaTurnPlan {
   /** The text sent to the CLI (skill prefix included). */
   prompt: string;
   title: string;
+  permissionMode: PermissionMode;
+  /** The prompt goes on stdin as a stream-json message, which stays open for the turn. */
+  promptOnStdin: boolean;
 }
 
 type Attempt = 'ended' | 'session-not-found';
@@ -34,7 +39,7 @@ type Attempt = 'ended' | 'session-not-found';
  * `done` or `error`. A resume whose native session the CLI no longer has is run again as a
  * fresh native session under the same service session id, with a notice saying so.
  */
-export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal, approvals?: Approvals): AsyncGenerator<RuntimeEvent> {
   const { ctx, store } = plan;
   const cwd = path.join(ctx.config.projectsRoot, plan.agentId);
   let env: Record<string, string>;
@@ -57,13 +62,13 @@ export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal): Asy
   if (plan.isNew) yield { type: 'session', sessionId: plan.sessionId };
   try {
     let resume = !plan.isNew;
-    const args = (): string[] => fillArgs(resume ? (plan.binding.resume_args ?? plan.binding.args) : plan.binding.args, { prompt: plan.prompt, session_id: native });
-    if ((yield* attempt(plan, args(), env, cwd, signal, transcript, resume)) === 'session-not-found') {
+    const args = (): string[] => argsOf(plan, resume, native);
+    if ((yield* attempt(plan, args(), env, cwd, signal, transcript, resume, approvals)) === 'session-not-found') {
       native = randomUUID();
       resume = false;
       await record(plan, cwd, { nativeSessionId: native, start: false });
       yield { type: 'notice', message: 'Claude Code no longer had this conversation, so this turn started a new one; earlier messages stay in this session but the agent does not remember them.' };
-      yield* attempt(plan, args(), env, cwd, signal, transcript, resume);
+      yield* attempt(plan, args(), env, cwd, signal, transcript, resume, approvals);
     }
   } finally {
     await transcript.flush();
@@ -79,6 +84,7 @@ async function* attempt(
   signal: AbortSignal,
   transcript: LineAppender,
   resume: boolean,
+  approvals: Approvals | undefined,
 ): AsyncGenerator<RuntimeEvent, Attempt> {
   if (signal.aborted) {
     yield { type: 'done', finishReason: 'aborted' };
@@ -87,7 +93,7 @@ async function* attempt(
   let proc: CliProcess;
   try {
     const onDroppedLine = (bytes: number): void => plan.ctx.log.warn({ bytes, session: plan.sessionId }, 'clia output line over the size limit dropped');
-    proc = await startCliProcess(plan.ctx.supervisor, { command: plan.ctx.config.bins.clia, args, cwd, env, onDroppedLine });
+    proc = await startCliProcess(plan.ctx.supervisor, { command: plan.ctx.config.bins.clia, args, cwd, env, onDroppedLine, stdin: plan.promptOnStdin });
   } catch (err) {
     yield { type: 'error', message: startFailure(err as NodeJS.ErrnoException, plan.ctx.config.bins.clia) };
     return 'ended';
@@ -95,15 +101,20 @@ async function* attempt(
   const onAbort = (): void => proc.interrupt(plan.ctx.config.chat.abortGraceMs);
   signal.addEventListener('abort', onAbort, { once: true });
   const parser = new CliaParser();
+  // stdin stays open until the result: the CLI's permission questions are answered on it.
+  if (plan.promptOnStdin) proc.write(userMessage(plan.prompt));
   // A resume's lines wait until `init` shows the CLI found the session; a miss is not recorded.
   const held: string[] = [];
   let ended = false;
   try {
     for await (const line of proc.lines) {
       const events = parser.push(line);
+      for (const ask of parser.takeAsks()) answerCanUseTool(ask, approvals, cwd, (reply) => proc.write(reply));
+      if (parser.result) proc.endInput();
+      if (isControlLine(line)) continue;
       if (resume && !parser.sawInit) held.push(line);
       else transcript.add(...held.splice(0), line);
-      yield* events;
+      for (const event of events) yield event.type === 'tool-call' ? { ...event, title: toolTitle(event.name, event.input, cwd) } : event;
       if (parser.result && !ended && !(resume && !parser.sawInit && parser.result.sessionNotFound && !signal.aborted)) {
         ended = true;
         // Written before `done`, so a client that reloads the messages right away sees the answer.
@@ -122,6 +133,20 @@ async function* attempt(
     signal.removeEventListener('abort', onAbort);
     await proc.stop();
   }
+}
+
+/**
+ * The CLI's arguments: the manifest's templates; with the prompt on stdin, their `-- {prompt}`
+ * tail is replaced by the stream-json input flag and the permission mode's flags.
+ */
+function argsOf(plan: CliaTurnPlan, resume: boolean, native: string): string[] {
+  const { binding } = plan;
+  const template = resume ? (binding.resume_args ?? binding.args) : binding.args;
+  if (!plan.promptOnStdin) return fillArgs(template, { prompt: plan.prompt, session_id: native });
+  const end = template.indexOf('--');
+  const modeArgs = plan.permissionMode === 'auto' ? [] : binding.permission_mode_args?.[plan.permissionMode];
+  if (!binding.stream_input_args || !modeArgs) throw new Error(`The clia_code manifest has no arguments for permission_mode ${plan.permissionMode}`);
+  return fillArgs([...(end === -1 ? template : template.slice(0, end)), ...binding.stream_input_args, ...modeArgs], { session_id: native });
 }
 
 /** The index entry, the per-project index, at the start and the end of a turn. */

@@ -12,6 +12,8 @@ import type { ExecItem, ExecUsage, ThreadEvent } from './thread-events.js';
  */
 export type Mapped =
   | { kind: 'text'; text: string }
+  /** The model's reasoning summary as it streams (the live stream's thinking). */
+  | { kind: 'thinking'; text: string }
   /** Written to the transcript and parsed into runtime events. */
   | { kind: 'event'; event: ThreadEvent }
   /** Written to the transcript only (the driver reports this ending itself). */
@@ -33,6 +35,8 @@ interface TokenBreakdown {
 
 export class AppServerMapper {
   private turnId: string | undefined;
+  /** The last model request's size and the model's window (thread/tokenUsage/updated). */
+  context: { tokens?: number; window?: number } = {};
   private readonly usage: Required<ExecUsage> = { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
 
   constructor(
@@ -53,6 +57,9 @@ export class AppServerMapper {
         return [{ kind: 'event', event: { type: 'turn.started' } }];
       case 'item/agentMessage/delta':
         return typeof params.delta === 'string' && params.delta ? [{ kind: 'text', text: params.delta }] : [];
+      case 'item/reasoning/summaryTextDelta':
+      case 'item/reasoning/textDelta':
+        return typeof params.delta === 'string' && params.delta ? [{ kind: 'thinking', text: params.delta }] : [];
       case 'item/started': {
         const item = execItem(params.item);
         return item && item.type !== 'agent_message' && item.type !== 'reasoning' ? [{ kind: 'event', event: { type: 'item.started', item } }] : [];
@@ -66,7 +73,12 @@ export class AppServerMapper {
         return [{ kind: 'event', event: { type: 'error', message: params.willRetry ? `Reconnecting... (${text})` : text } }];
       }
       case 'thread/tokenUsage/updated':
-        if (this.turnId && params.turnId === this.turnId) this.add(params.tokenUsage?.last ?? {});
+        if (this.turnId && params.turnId === this.turnId) {
+          this.add(params.tokenUsage?.last ?? {});
+          const tokens = params.tokenUsage?.last?.totalTokens;
+          const window = params.tokenUsage?.modelContextWindow;
+          this.context = { ...(typeof tokens === 'number' ? { tokens } : {}), ...(typeof window === 'number' ? { window } : {}) };
+        }
         return [];
       case 'turn/completed':
         return params.turn?.id === this.turnId || this.turnId === undefined ? this.ended(params.turn ?? {}) : [];

@@ -5,9 +5,9 @@ import type { Notification } from './app-server-map.js';
 /**
  * The client side of `codex app-server`: newline-delimited JSON-RPC (without a `jsonrpc`
  * field) over the child's stdin/stdout. Requests are matched to responses by id;
- * notifications go to one listener. Requests codex sends us (approvals, user input) are
- * declined: the service has no one to ask mid-turn, and threads run with
- * `approvalPolicy: "never"`, so they should not come at all.
+ * notifications go to one listener. Requests codex sends us go to `onRequest`, which answers
+ * the approvals of a turn that can ask; whatever it does not take is declined (a thread run
+ * with `approvalPolicy: "never"` should not send any).
  */
 export class RpcError extends Error {
   constructor(
@@ -32,6 +32,9 @@ const DECLINE: Record<string, unknown> = {
   applyPatchApproval: { decision: 'denied' },
 };
 
+/** Answers one request codex sent; undefined: not taken (declined). */
+export type ServerRequestHandler = (method: string, params: any) => Promise<unknown> | undefined;
+
 export class AppServerRpc {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
@@ -43,6 +46,7 @@ export class AppServerRpc {
   constructor(
     private readonly proc: OwnedProcess,
     private readonly onNotification: (message: Notification) => void,
+    private readonly onRequest: ServerRequestHandler = () => undefined,
   ) {
     // Bounded lines: codex printing without newlines must not grow the service without limit.
     const stdoutEnded = onBoundedLines(proc.child.stdout!, (line) => this.receive(line));
@@ -97,12 +101,20 @@ export class AppServerRpc {
     }
     if (!message || typeof message !== 'object') return;
     const hasId = typeof message.id === 'number' || typeof message.id === 'string';
-    if (hasId && typeof message.method === 'string') return this.answer(message.id, message.method);
+    if (hasId && typeof message.method === 'string') return this.answer(message.id, message.method, message.params);
     if (hasId) return this.settle(message);
     if (typeof message.method === 'string') this.onNotification(message as Notification);
   }
 
-  private answer(id: number | string, method: string): void {
+  private answer(id: number | string, method: string, params: unknown): void {
+    const taken = this.onRequest(method, params);
+    if (taken) {
+      taken.then(
+        (result) => this.write({ id, result }),
+        () => this.write({ id, result: DECLINE[method] ?? null }),
+      );
+      return;
+    }
     const result = DECLINE[method];
     this.write(result ? { id, result } : { id, error: { code: -32601, message: `${method} is not supported by this client` } });
   }

@@ -4,12 +4,14 @@ import path from 'node:path';
 import { loadManifest } from '../../config-api/manifests.js';
 import type { ServiceContext } from '../../context.js';
 import { HttpError } from '../../errors.js';
+import { SAFE_ID } from '../../ids.js';
 import { packageInfo } from '../../status/version.js';
 import { CliSessionStore } from '../cli-session-store.js';
-import { titleFromPrompt } from '../../sessions/title.js';
+import { titleFromPrompt } from '../title.js';
 import { EventQueue } from '../event-queue.js';
 import { programEnv } from '../program-env.js';
-import type { PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
+import type { Approvals, PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
+import { ensureCodexHome } from '../../bootstrap/codex-home.js';
 import { ClibTurn, type TurnPlan } from './turn.js';
 
 /**
@@ -20,8 +22,8 @@ import { ClibTurn, type TurnPlan } from './turn.js';
  *
  * Working directory: ~/space-projects/<agent_id>/ (created when missing; agent id `default`
  * when none was given), or on a resume the directory the session's index entry holds.
- * CODEX_HOME is the service's (SPACE_CODEX_HOME, default ~/clib-space/.codex), where the clib
- * device login keeps auth.json.
+ * CODEX_HOME is the user's Codex home (SPACE_CODEX_HOME, else CODEX_HOME, else ~/.codex; made
+ * 0700 when missing), where their config.toml is and the clib device login keeps auth.json.
  */
 export const CLIB_DEFAULT_AGENT = 'default';
 
@@ -30,6 +32,7 @@ export class ClibRuntime implements Runtime {
   /** Images go to codex as `localImage` input items (the model gets them as images). */
   readonly inputs = { images: true };
   readonly heartbeatMs: number;
+  readonly permissionModes = ['auto', 'ask', 'accept_edits', 'plan'] as const;
   readonly store: CliSessionStore;
 
   constructor(private readonly ctx: ServiceContext) {
@@ -46,7 +49,8 @@ export class ClibRuntime implements Runtime {
     let turn: ClibTurn | undefined;
     return {
       sessionId: plan.sessionId,
-      run: (signal) => this.run(plan, signal, (t) => (turn = t)),
+      agentId: plan.agentId,
+      run: (signal, approvals) => this.run(plan, signal, approvals, (t) => (turn = t)),
       steer: (input) => (turn ? turn.steer(input) : Promise.resolve(false)),
     };
   }
@@ -55,11 +59,11 @@ export class ClibRuntime implements Runtime {
     // Every turn's child is stopped by its own turn (and by the supervisor on shutdown).
   }
 
-  private run(plan: TurnPlan, signal: AbortSignal, started: (turn: ClibTurn) => void): AsyncIterable<RuntimeEvent> {
+  private run(plan: TurnPlan, signal: AbortSignal, approvals: Approvals | undefined, started: (turn: ClibTurn) => void): AsyncIterable<RuntimeEvent> {
     const queue = new EventQueue<RuntimeEvent>();
     void this.deps().then(
       (deps) => {
-        const turn = new ClibTurn(deps, plan, queue, signal);
+        const turn = new ClibTurn(deps, plan, queue, signal, approvals);
         started(turn);
         return turn.run();
       },
@@ -74,7 +78,7 @@ export class ClibRuntime implements Runtime {
   private async newPlan(request: TurnRequest): Promise<TurnPlan> {
     const agentId = request.agentId || CLIB_DEFAULT_AGENT;
     const cwd = path.join(this.ctx.config.projectsRoot, agentId);
-    if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/.test(agentId)) throw new HttpError(400, 'agent_id must be a project folder name');
+    if (!SAFE_ID.test(agentId) || agentId.startsWith('.')) throw new HttpError(400, 'agent_id must be a project folder name');
     await mkdir(cwd, { recursive: true });
     return { sessionId: randomUUID(), agentId, isNew: true, cwd, ...this.prompt(request) };
   }
@@ -89,10 +93,10 @@ export class ClibRuntime implements Runtime {
     return { sessionId, agentId: found.agentId, isNew: false, cwd, ...(threadId ? { threadId } : {}), ...this.prompt(request) };
   }
 
-  private prompt(request: TurnRequest): Pick<TurnPlan, 'text' | 'prompt' | 'title' | 'attachments'> {
+  private prompt(request: TurnRequest): Pick<TurnPlan, 'text' | 'prompt' | 'title' | 'attachments' | 'permissionMode'> {
     const prompt = request.skill ? `$${request.skill} ${request.text}` : request.text;
     const title = titleFromPrompt(request.text);
-    return { text: request.text, prompt, title, ...(request.attachments ? { attachments: request.attachments } : {}) };
+    return { text: request.text, prompt, title, permissionMode: request.permissionMode ?? 'auto', ...(request.attachments ? { attachments: request.attachments } : {}) };
   }
 
   private async deps() {
@@ -104,12 +108,17 @@ export class ClibRuntime implements Runtime {
       store: this.store,
       projectsRoot: config.projectsRoot,
       command: config.bins.clib,
-      // The CODEX_HOME the device login wrote auth.json to (SPACE_CODEX_HOME).
-      env: { ...(await programEnv(config, manifest.binding)), CODEX_HOME: config.paths.codexHome },
+      // The CODEX_HOME the device login wrote auth.json to; codex refuses a missing one.
+      env: { ...(await programEnv(config, manifest.binding)), CODEX_HOME: await codexHome(config.paths.codexHome) },
       clientVersion: packageInfo(config.paths.appRoot).version,
       interruptGraceMs: config.chat.abortGraceMs,
     };
   }
+}
+
+async function codexHome(dir: string): Promise<string> {
+  await ensureCodexHome(dir);
+  return dir;
 }
 
 async function isDirectory(dir: string): Promise<boolean> {

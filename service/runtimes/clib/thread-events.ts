@@ -1,5 +1,6 @@
 import type { RuntimeEvent, TurnUsage } from '../runtime.js';
 import { readableCodexError } from './errors.js';
+import { toolCallOf, toolResultOf } from './tool-items.js';
 
 /**
  * codex's ThreadEvent, the shape of `codex exec --json` stdout (research clib-protocol.md §4)
@@ -82,16 +83,18 @@ export class ThreadEventParser {
       case 'reasoning':
       case 'todo_list':
         return [];
-      default:
-        return [...this.toolCall(item), toolResult(item)];
+      default: {
+        const result = toolResultOf(item as unknown as Record<string, unknown>);
+        return result ? [...this.toolCall(item), { type: 'tool-result', id: item.id, output: result.output, isError: result.isError }] : [];
+      }
     }
   }
 
   private toolCall(item: ExecItem): RuntimeEvent[] {
-    const call = toolCallOf(item);
+    const call = toolCallOf(item as unknown as Record<string, unknown>);
     if (!call || this.announced.has(item.id)) return [];
     this.announced.add(item.id);
-    return [{ type: 'tool-call', id: item.id, ...call }];
+    return [{ type: 'tool-call', id: item.id, name: call.name, input: call.input }];
   }
 
   private turnUsage(usage: ExecUsage, model: string | undefined): TurnUsage {
@@ -107,34 +110,6 @@ export class ThreadEventParser {
       cacheRead,
       cacheWrite: minus('cache_write_input_tokens'),
     };
-  }
-}
-
-function toolCallOf(item: ExecItem): { name: string; input: unknown } | undefined {
-  switch (item.type) {
-    case 'command_execution':
-      return { name: 'command_execution', input: { command: item.command } };
-    case 'file_change':
-      return { name: 'file_change', input: { changes: item.changes } };
-    case 'mcp_tool_call':
-      return { name: `${item.server}.${item.tool}`, input: item.arguments };
-    case 'web_search':
-      return { name: 'web_search', input: { query: item.query } };
-    default:
-      return undefined;
-  }
-}
-
-function toolResult(item: ExecItem): RuntimeEvent {
-  switch (item.type) {
-    case 'command_execution':
-      return { type: 'tool-result', id: item.id, output: { output: item.aggregated_output, exit_code: item.exit_code, status: item.status }, isError: item.status !== 'completed' || (item.exit_code ?? 0) !== 0 };
-    case 'file_change':
-      return { type: 'tool-result', id: item.id, output: { status: item.status }, isError: item.status !== 'completed' };
-    case 'mcp_tool_call':
-      return { type: 'tool-result', id: item.id, output: item.error ? { error: item.error.message } : (item.result ?? null), isError: !!item.error || item.status === 'failed' };
-    default:
-      return { type: 'tool-result', id: item.id, output: null };
   }
 }
 

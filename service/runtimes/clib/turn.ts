@@ -4,7 +4,9 @@ import type { CliSessionStore } from '../cli-session-store.js';
 import type { EventQueue } from '../event-queue.js';
 import { recordProjectSession } from '../project-sessions.js';
 import { attachmentRecords, withFileNames } from '../attachments.js';
-import type { Attachment, RuntimeEvent, SteerInput } from '../runtime.js';
+import type { Approvals, Attachment, PermissionMode, RuntimeEvent, SteerInput } from '../runtime.js';
+import { toolTitle } from '../tool-title.js';
+import { ClibApprovals, threadPolicy } from './approvals.js';
 import { AppServerMapper, type Mapped, type Notification } from './app-server-map.js';
 import { crashError, missingBinaryError, readableCodexError, unknownThreadError } from './errors.js';
 import { AppServerRpc, ProcessExited, RpcError } from './rpc.js';
@@ -35,6 +37,7 @@ export interface TurnPlan {
   title: string;
   model?: string;
   attachments?: readonly Attachment[];
+  permissionMode: PermissionMode;
 }
 
 export interface TurnDeps {
@@ -65,13 +68,16 @@ export class ClibTurn {
   private readonly abortP: Promise<never>;
   private proc: OwnedProcess | undefined;
   private rpc: AppServerRpc | undefined;
+  private readonly approvals: ClibApprovals;
 
   constructor(
     private readonly deps: TurnDeps,
     private readonly plan: TurnPlan,
     private readonly out: EventQueue<RuntimeEvent>,
     private readonly signal: AbortSignal,
+    approvals?: Approvals,
   ) {
+    this.approvals = new ClibApprovals(plan.permissionMode, plan.cwd, approvals);
     this.transcript = new TranscriptWriter(deps.store, plan.agentId, plan.sessionId, deps.log);
     this.abortP = new Promise<never>((_, reject) => {
       const fire = (): void => reject(new Aborted());
@@ -125,14 +131,14 @@ export class ClibTurn {
       this.finish({ type: 'error', message: code === 'ENOENT' || code === 'EACCES' ? missingBinaryError(this.deps.command) : `Codex could not be started: ${(err as Error).message}` });
       return undefined;
     }
-    this.rpc = new AppServerRpc(this.proc, (message) => this.notification(message));
+    this.rpc = new AppServerRpc(this.proc, (message) => this.notification(message), this.approvals.handle);
     return this.rpc;
   }
 
   /** thread/start or thread/resume; the new thread id is tied to the session at once. */
   private async openThread(rpc: AppServerRpc): Promise<string | undefined> {
     const { plan } = this;
-    const params = { cwd: plan.cwd, approvalPolicy: 'never', sandbox: 'workspace-write', ...(plan.model ? { model: plan.model } : {}) };
+    const params = { cwd: plan.cwd, ...threadPolicy(plan.permissionMode), ...(plan.model ? { model: plan.model } : {}) };
     let result: { thread?: { id?: string }; model?: string };
     try {
       result = await this.until(plan.threadId ? rpc.request('thread/resume', { threadId: plan.threadId, ...params }) : rpc.request('thread/start', params));
@@ -152,6 +158,7 @@ export class ClibTurn {
   }
 
   private notification(message: Notification): void {
+    this.approvals.note(message);
     if (!this.mapper) {
       this.early.push(message);
       return;
@@ -164,6 +171,9 @@ export class ClibTurn {
       case 'text':
         this.out.push({ type: 'text', text: mapped.text });
         return;
+      case 'thinking':
+        this.out.push({ type: 'thinking', text: mapped.text });
+        return;
       case 'transcript':
         this.transcript.write(mapped.event);
         return;
@@ -171,12 +181,20 @@ export class ClibTurn {
         this.transcript.write(mapped.event);
         for (const event of this.parser.parse(mapped.event)) {
           if (event.type === 'done' || event.type === 'error') this.finish(event);
-          else this.out.push(event);
+          else this.out.push(this.live(event));
         }
         return;
       case 'end':
         this.endSeen(mapped.status);
     }
+  }
+
+  /** What the stream adds to the parser's events: titles relative to the cwd, the context figures. */
+  private live(event: RuntimeEvent): RuntimeEvent {
+    if (event.type === 'tool-call') return { ...event, title: toolTitle(event.name, event.input, this.plan.cwd) };
+    const context = this.mapper?.context;
+    if (event.type !== 'usage' || !context) return event;
+    return { ...event, usage: { ...event.usage, ...(context.tokens !== undefined ? { contextTokens: context.tokens } : {}), ...(context.window !== undefined ? { contextWindow: context.window } : {}) } };
   }
 
   /** Resolves never; rejects when codex's output ends before the turn did. */

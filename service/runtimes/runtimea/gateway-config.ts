@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import JSON5 from 'json5';
 
 /**
  * The gateway's own config, `<state dir>/openclaw.json` (OPENCLAW_CONFIG_PATH overrides it):
- * OpenClaw's file, JSON5, written by OpenClaw. The service reads it (strict JSON only; a file
- * with JSON5 comments or trailing commas reads as `unreadable`) and changes it only through
+ * OpenClaw's file, JSON5 (users edit it by hand: comments, trailing commas, unquoted keys), so it
+ * is read with the json5 package, as OpenClaw reads it. The service changes it only through
  * OpenClaw's own CLI (`openclaw config set`), which keeps its backups and clobber checks.
  */
 export type ConfigRead = { state: 'ok'; config: Record<string, any> } | { state: 'missing' } | { state: 'unreadable' };
@@ -21,7 +22,7 @@ export async function readGatewayConfig(file: string): Promise<ConfigRead> {
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? { state: 'missing' } : { state: 'unreadable' };
   }
   try {
-    const config = JSON.parse(text) as unknown;
+    const config = JSON5.parse(text) as unknown;
     return config && typeof config === 'object' && !Array.isArray(config) ? { state: 'ok', config: config as Record<string, any> } : { state: 'unreadable' };
   } catch {
     return { state: 'unreadable' };

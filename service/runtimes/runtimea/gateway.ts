@@ -6,21 +6,28 @@ import { loadManifest } from '../../config-api/manifests.js';
 import type { ServiceContext } from '../../context.js';
 import { LOG_LINE_BYTES, onBoundedLines } from '../../process/bounded-lines.js';
 import type { OwnedProcess } from '../../process/supervisor.js';
+import { readEnvValues } from '../binding.js';
 import { programEnv } from '../program-env.js';
+import { gatewayAuth, type GatewayAuth } from './gateway-auth.js';
 import { chatEndpointEnabled, DOCTOR_FIX, ENABLE_CHAT_ENDPOINT, gatewayConfigFile, readGatewayConfig } from './gateway-config.js';
 import { findGatewayProgram, pathWithNode, type GatewayProgram } from './program.js';
+import { chatEndpointServed, runningGatewayFor, type RunningGateway } from './running-gateway.js';
 import { GatewayPidFile, getJson, isGatewayProcess, probePort, stopStaleGateway } from './stale.js';
 
 /**
- * The runtimea gateway (OpenClaw) as a supervised child, or an existing gateway named by
+ * The runtimea gateway (OpenClaw) as a supervised child, the user's own gateway already
+ * running for the same state folder (adopted), or an existing gateway named by
  * SPACE_RUNTIMEA_GATEWAY_URL + _TOKEN. States: stopped -> starting -> running, and failed.
  *
  * Start (on the first runtimea turn, never at service start-up): find Node 24 and the
- * OpenClaw entry; stop a stale gateway of an earlier run; refuse a port held by someone
- * else; make sure the HTTP chat endpoint is on (`openclaw config set`, only when the config
- * does not already say so); run `openclaw gateway run --port P --bind loopback --auth token
- * --allow-unconfigured` with a fresh token in OPENCLAW_GATEWAY_TOKEN, the state dir in
- * OPENCLAW_STATE_DIR and OPENCLAW_NO_RESPAWN=1; ready once GET /readyz answers 200.
+ * OpenClaw entry; work out the gateway auth (gateway-auth.ts: what openclaw.json configures,
+ * else a per-launch token); stop a stale gateway of an earlier run; use a gateway that
+ * already owns the state folder (running-gateway.ts) with the configured auth; refuse a port
+ * held by someone else; make sure the HTTP chat endpoint is on (`openclaw config set`, only
+ * when the config does not already say so); run `openclaw gateway run --port P --bind
+ * loopback --allow-unconfigured` (plus `--auth token` and a fresh token in
+ * OPENCLAW_GATEWAY_TOKEN when no auth is configured), the state dir in OPENCLAW_STATE_DIR and
+ * OPENCLAW_NO_RESPAWN=1; ready once GET /readyz answers 200.
  * Exit code 78 (OpenClaw's config-class start failure, e.g. a legacy sessions.json) runs
  * `openclaw doctor --fix --yes --non-interactive` once and retries, as OpenClaw's embedding
  * guide says; a second 78 is reported. A crash of a running gateway is restarted after
@@ -31,11 +38,13 @@ export type GatewayState = 'stopped' | 'starting' | 'running' | 'failed';
 
 export interface GatewayEndpoint {
   url: string;
+  /** The bearer the gateway takes (token or password); '' for none. */
   token: string;
 }
 
 export interface GatewayStatus {
-  mode: 'managed' | 'external';
+  /** managed: started by the service; adopted: the user's, running for the same state folder. */
+  mode: 'managed' | 'adopted' | 'external';
   state: GatewayState;
   url: string | null;
   pid: number | null;
@@ -60,6 +69,7 @@ const TAIL_LINES = 30;
 export class RuntimeaGateway {
   private state: GatewayState = 'stopped';
   private proc: OwnedProcess | undefined;
+  private adopted: RunningGateway | undefined;
   private endpoint: GatewayEndpoint | undefined;
   private starting: Promise<GatewayEndpoint> | undefined;
   private lastError: string | null = null;
@@ -87,11 +97,12 @@ export class RuntimeaGateway {
   status(): GatewayStatus {
     const { gatewayUrl } = this.ctx.config.runtimea;
     if (gatewayUrl) return { mode: 'external', state: 'running', url: gatewayUrl, pid: null, port: null, started_at: null, restarts: 0, last_error: null };
+    const running = this.state === 'running' || this.state === 'starting';
     return {
-      mode: 'managed',
+      mode: this.adopted ? 'adopted' : 'managed',
       state: this.state,
       url: this.endpoint?.url ?? null,
-      pid: this.state === 'running' || this.state === 'starting' ? (this.proc?.pid ?? null) : null,
+      pid: running ? (this.adopted?.pid ?? this.proc?.pid ?? null) : null,
       port: this.endpoint ? Number(new URL(this.endpoint.url).port) : null,
       started_at: this.state === 'running' ? (this.startedAt?.toISOString() ?? null) : null,
       restarts: this.restarts,
@@ -103,6 +114,7 @@ export class RuntimeaGateway {
   ensure(): Promise<GatewayEndpoint> {
     const { gatewayUrl, gatewayToken } = this.ctx.config.runtimea;
     if (gatewayUrl) return Promise.resolve({ url: gatewayUrl, token: gatewayToken ?? '' });
+    if (this.adopted && !isGatewayProcess(this.adopted.pid)) this.forgetAdopted();
     if (this.state === 'running' && this.endpoint) return Promise.resolve(this.endpoint);
     if (this.starting) return this.starting;
     clearTimeout(this.restartTimer);
@@ -113,6 +125,10 @@ export class RuntimeaGateway {
   async restart(): Promise<void> {
     if (this.external) {
       this.ctx.log.warn('runtimea: the gateway is an external one (SPACE_RUNTIMEA_GATEWAY_URL); the service cannot restart it');
+      return;
+    }
+    if (this.adopted) {
+      this.ctx.log.warn({ pid: this.adopted.pid }, 'runtimea: the gateway is the user\'s own (it was running for the state folder); the service does not restart it');
       return;
     }
     await this.stop();
@@ -130,6 +146,8 @@ export class RuntimeaGateway {
       await this.starting?.catch(() => undefined);
       await this.proc?.stop(5000);
       await this.pidFile.remove();
+      // An adopted gateway is the user's: it is left running, only forgotten.
+      this.adopted = undefined;
       this.proc = undefined;
       this.endpoint = undefined;
       this.state = 'stopped';
@@ -151,11 +169,14 @@ export class RuntimeaGateway {
     this.state = 'starting';
     this.lastError = null;
     try {
-      const { env, program } = await this.prepare();
-      const port = await this.freePort();
+      const { env, program, auth } = await this.prepare();
+      await this.stopStale();
       await this.ensureChatEndpoint(program, env);
+      const running = await runningGatewayFor(this.ctx.config.runtimea.stateDir);
+      if (running) return await this.adopt(running, auth);
+      const port = await this.freePort();
       for (let doctored = false; ; doctored = true) {
-        const outcome = await this.spawn(program, env, port);
+        const outcome = await this.spawn(program, env, port, auth);
         if (outcome !== 'config-failure') return outcome;
         if (doctored) throw new GatewayError(`The runtimea gateway refused its configuration again after openclaw doctor --fix (exit code 78): ${this.tailText()}`);
         this.ctx.log.warn('runtimea: gateway exited with 78 (configuration); running openclaw doctor --fix once');
@@ -172,25 +193,74 @@ export class RuntimeaGateway {
     }
   }
 
-  private async prepare(): Promise<{ env: NodeJS.ProcessEnv; program: GatewayProgram }> {
+  private async prepare(): Promise<{ env: NodeJS.ProcessEnv; program: GatewayProgram; auth: GatewayAuth }> {
     const { config, supervisor } = this.ctx;
+    const { stateDir } = config.runtimea;
     const manifest = await loadManifest(config.paths.manifests, 'runtimea');
     const env = await programEnv(config, manifest.binding);
-    env.OPENCLAW_STATE_DIR = config.runtimea.stateDir;
-    await mkdir(config.runtimea.stateDir, { recursive: true, mode: 0o700 });
+    env.OPENCLAW_STATE_DIR = stateDir;
+    await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    // What OpenClaw reads: its environment over the state dir's .env.
+    const seen = { ...Object.fromEntries(await readEnvValues(path.join(stateDir, '.env'))), ...env };
+    const auth = gatewayAuth(await readGatewayConfig(gatewayConfigFile(stateDir, env)), seen);
     const program = await findGatewayProgram(config, supervisor, env);
     env.PATH = pathWithNode(program.node, env.PATH);
-    return { env, program };
+    return { env, program, auth };
   }
 
-  /** The configured port, after a stale gateway of ours is stopped; refuses someone else's. */
-  private async freePort(): Promise<number> {
+  /** Stops a gateway of ours left by an earlier run (recorded in the pid file). */
+  private async stopStale(): Promise<void> {
     const stale = await this.pidFile.read();
     if (stale && isGatewayProcess(stale.pid)) {
       this.ctx.log.warn({ pid: stale.pid, port: stale.port }, 'runtimea: stopping a stale gateway left by an earlier run');
       await stopStaleGateway(stale.pid);
     }
     await this.pidFile.remove();
+  }
+
+  /** Uses the user's gateway that owns the state folder, with the configured auth. */
+  private async adopt(running: RunningGateway, auth: GatewayAuth): Promise<GatewayEndpoint> {
+    const url = `http://127.0.0.1:${running.port}`;
+    if (auth.kind === 'per-launch') {
+      throw new GatewayError(
+        `An OpenClaw gateway already runs for ${this.ctx.config.runtimea.stateDir} (pid ${running.pid}, ${url}), and openclaw.json configures no gateway auth the service could use with it. Set gateway.auth (openclaw onboard does), or stop that gateway so the service starts its own.`,
+      );
+    }
+    this.adopted = running;
+    const token = auth.secret ?? '';
+    const current = () => this.adopted === running && isGatewayProcess(running.pid);
+    const ready = await this.waitReady(url, current);
+    if (ready !== 'ready' || !(await this.waitChatEndpoint(url, token, current))) {
+      this.adopted = undefined;
+      const what = ready === 'ready' ? 'did not serve the HTTP chat endpoint (gateway.http.endpoints.chatCompletions.enabled)' : 'did not become ready';
+      throw new GatewayError(`The OpenClaw gateway already running for the state folder (pid ${running.pid}, ${url}) ${what} within ${Math.round(this.readyTimeout() / 1000)} s.`);
+    }
+    this.endpoint = { url, token };
+    this.state = 'running';
+    this.startedAt = new Date();
+    this.ctx.log.info({ pid: running.pid, port: running.port, auth: auth.mode }, 'runtimea: using the gateway already running for the state folder');
+    return this.endpoint;
+  }
+
+  /** Until the chat endpoint the config now enables is served (a running gateway reloads its config). */
+  private async waitChatEndpoint(url: string, token: string, current: () => boolean): Promise<boolean> {
+    const deadline = Date.now() + this.readyTimeout();
+    while (Date.now() < deadline && current() && !this.stopping) {
+      if (await chatEndpointServed(url, token)) return true;
+      await sleep(250);
+    }
+    return false;
+  }
+
+  /** The user's gateway is gone: the next turn starts the service's own. */
+  private forgetAdopted(): void {
+    this.adopted = undefined;
+    this.endpoint = undefined;
+    this.state = 'stopped';
+  }
+
+  /** The configured port; refuses one held by someone else. */
+  private async freePort(): Promise<number> {
     const port = this.ctx.config.runtimea.port;
     if (port === 0) return pickFreePort();
     const holder = await probePort(port);
@@ -207,18 +277,22 @@ export class RuntimeaGateway {
   }
 
   /** Spawns the gateway and waits for readiness; 'config-failure' on exit code 78. */
-  private async spawn(program: GatewayProgram, env: NodeJS.ProcessEnv, port: number): Promise<GatewayEndpoint | 'config-failure'> {
+  private async spawn(program: GatewayProgram, env: NodeJS.ProcessEnv, port: number, auth: GatewayAuth): Promise<GatewayEndpoint | 'config-failure'> {
     if (this.stopping) throw new GatewayError('the gateway is being stopped');
-    const token = randomBytes(24).toString('base64url');
+    // The configured auth is left to the gateway (OpenClaw takes it over any override in the
+    // environment); only without one does the service bring a per-launch token.
+    const launchToken = auth.kind === 'per-launch' ? randomBytes(24).toString('base64url') : undefined;
+    const token = launchToken ?? (auth.kind === 'configured' ? (auth.secret ?? '') : '');
     const url = `http://127.0.0.1:${port}`;
-    const args = [...program.prefix, 'gateway', 'run', '--port', String(port), '--bind', 'loopback', '--auth', 'token', '--allow-unconfigured'];
+    const args = [...program.prefix, 'gateway', 'run', '--port', String(port), '--bind', 'loopback', ...(launchToken ? ['--auth', 'token'] : []), '--allow-unconfigured'];
     this.tail = [];
-    const proc = await this.ctx.supervisor.spawn({ command: program.command, args, env: { ...env, OPENCLAW_GATEWAY_TOKEN: token }, cwd: this.ctx.config.runtimea.stateDir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const childEnv = launchToken ? { ...env, OPENCLAW_GATEWAY_TOKEN: launchToken } : env;
+    const proc = await this.ctx.supervisor.spawn({ command: program.command, args, env: childEnv, cwd: this.ctx.config.runtimea.stateDir, stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
-    this.drain(proc, token);
+    this.drain(proc, token || undefined);
     await this.pidFile.write({ pid: proc.pid, port, startedAt: new Date().toISOString() });
     const exitedEarly = proc.exited.then((exit) => ({ exit }));
-    const ready = await Promise.race([this.waitReady(url, proc), exitedEarly]);
+    const ready = await Promise.race([this.waitReady(url, () => this.proc === proc), exitedEarly]);
     if (ready !== 'ready') {
       await proc.stop();
       await this.pidFile.remove();
@@ -235,9 +309,9 @@ export class RuntimeaGateway {
     return this.endpoint;
   }
 
-  private async waitReady(url: string, proc: OwnedProcess): Promise<'ready' | 'timeout'> {
+  private async waitReady(url: string, current: () => boolean): Promise<'ready' | 'timeout'> {
     const deadline = Date.now() + this.readyTimeout();
-    while (Date.now() < deadline && this.proc === proc && !this.stopping) {
+    while (Date.now() < deadline && current() && !this.stopping) {
       const reply = await getJson(`${url}/readyz`, 1000);
       if (reply?.status === 200) return 'ready';
       await sleep(250);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../../context.js';
 import { HttpError } from '../../errors.js';
-import { titleFromPrompt } from '../../sessions/title.js';
+import { titleFromPrompt } from '../title.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
 import { runtimeaGateway } from './instance.js';
@@ -28,6 +28,9 @@ export class RuntimeaRuntime implements Runtime {
   /** Images go to the gateway as `image_url` data URLs (its chat endpoint's image input). */
   readonly inputs = { images: true };
   readonly heartbeatMs: number;
+  /** Only auto: the service reaches the gateway over its HTTP chat endpoint, which carries no approvals (docs/approvals.md). */
+  readonly permissionModes = ['auto'] as const;
+  readonly permissionNote = 'the service talks to the gateway over its HTTP chat endpoint, which carries no approvals or per-turn permission mode';
   readonly store: GatewaySessionStore;
 
   constructor(

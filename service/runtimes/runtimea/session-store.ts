@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { SAFE_ID } from '../../ids.js';
 
 /**
  * The gateway's session store, read-only. Two layouts, by OpenClaw version:
@@ -24,8 +25,6 @@ export interface SessionRow {
 
 export type StoreLayout = 'file' | 'sqlite' | 'none';
 
-const SAFE = /^[A-Za-z0-9._-]{1,128}$/;
-
 export class GatewaySessionStore {
   constructor(readonly stateDir: string) {}
 
@@ -38,7 +37,7 @@ export class GatewaySessionStore {
   async agents(): Promise<string[]> {
     try {
       const dirents = await readdir(path.join(this.stateDir, 'agents'), { withFileTypes: true });
-      return dirents.filter((d) => d.isDirectory() && SAFE.test(d.name)).map((d) => d.name);
+      return dirents.filter((d) => d.isDirectory() && SAFE_ID.test(d.name)).map((d) => d.name);
     } catch {
       return [];
     }
@@ -60,7 +59,7 @@ export class GatewaySessionStore {
 
   /** Every row of one agent; none when the agent has no store (or it cannot be read). */
   async rows(agent: string): Promise<SessionRow[]> {
-    if (!SAFE.test(agent)) return [];
+    if (!SAFE_ID.test(agent)) return [];
     const layout = this.layout(agent);
     if (layout === 'file') return this.fileRows(agent);
     if (layout === 'sqlite') return this.sqliteRows(agent);
@@ -69,7 +68,7 @@ export class GatewaySessionStore {
 
   /** The session's transcript as JSONL (one record per line), or undefined if there is none yet. */
   async transcript(agent: string, sessionId: string): Promise<string | undefined> {
-    if (!SAFE.test(agent) || !SAFE.test(sessionId)) return undefined;
+    if (!SAFE_ID.test(agent) || !SAFE_ID.test(sessionId)) return undefined;
     if (this.layout(agent) === 'file') {
       try {
         return await readFile(path.join(this.sessionsDir(agent), `${sessionId}.jsonl`), 'utf8');

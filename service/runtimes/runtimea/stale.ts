@@ -39,10 +39,14 @@ export class GatewayPidFile {
   }
 }
 
-/** Whether a pid is (still) an OpenClaw gateway: its command line names openclaw and gateway. */
+/**
+ * Whether a pid is (still) an OpenClaw gateway: its command line names openclaw and gateway,
+ * or is the process title a running 2026.9 gateway gives itself (`openclaw-gateway`).
+ */
 export function isGatewayProcess(pid: number): boolean {
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (/^openclaw-gateway\b/.test(argv[0] ?? '')) return true;
     return argv.some((a) => /openclaw/.test(a)) && argv.includes('gateway');
   } catch {
     return false;

@@ -151,7 +151,8 @@ export class RuntimeaTurn {
     });
     const url = new URL('/v1/chat/completions', endpoint.url);
     const headers: Record<string, string> = {
-      authorization: `Bearer ${endpoint.token}`,
+      // No bearer for a gateway whose auth mode is `none`.
+      ...(endpoint.token ? { authorization: `Bearer ${endpoint.token}` } : {}),
       'content-type': 'application/json',
       accept: 'text/event-stream',
       'content-length': String(Buffer.byteLength(body)),

@@ -1,6 +1,7 @@
 import type { LogEntry, Role } from '../types.js';
 import { isObject, isoTime, messageEntry, num, positionId, str, usageEntry, type Json, type LineContext } from './common.js';
 import { looksWhole, startsWith, stringAt, topType } from './quick.js';
+import { TOOL_ITEM_TYPES, toolResultOf } from '../../runtimes/clib/tool-items.js';
 
 /**
  * clib transcripts in the service's store: codex `exec --json` ThreadEvents, each with an
@@ -8,7 +9,8 @@ import { looksWhole, startsWith, stringAt, topType } from './quick.js';
  * `turn.completed.usage` is already per turn (with `model` when known).
  * - user.message: a user message; item.completed agent_message: an assistant message;
  * - command_execution, file_change, mcp_tool_call, web_search, collab_tool_call: one tool
- *   message holding the call and its result (codex reports both in `item.completed`);
+ *   message holding the call and its result (codex reports both in `item.completed`), mapped
+ *   as the live stream maps them (runtimes/clib/tool-items.ts);
  * - turn.failed: an assistant message with the error, so the failure shows in the history;
  * - reasoning, warnings (`error` items and events), item.started/updated: not messages.
  * codex's item ids restart at item_0 in every process, so ids are the line's byte offset.
@@ -32,32 +34,13 @@ export function normalizeClib(record: unknown, ctx: LineContext): LogEntry[] {
   }
 }
 
-const TOOL_ITEMS = new Set(['command_execution', 'file_change', 'mcp_tool_call', 'web_search', 'collab_tool_call']);
 const SILENT_ITEMS = new Set(['reasoning', 'error', 'todo_list']);
 
 function item(it: Json, time: string | undefined, ctx: LineContext): LogEntry[] {
   const id = positionId(ctx);
-  const callId = str(it.id) ?? '';
-  switch (it.type) {
-    case 'agent_message':
-      return [messageEntry(ctx, id, 'assistant', time, { text: str(it.text) ?? '' })];
-    case 'command_execution': {
-      const failed = it.status === 'failed' || (typeof it.exit_code === 'number' && it.exit_code !== 0);
-      return [tool(ctx, id, time, callId, 'command_execution', { command: it.command }, it.aggregated_output ?? '', failed, { exit_code: it.exit_code ?? null, status: it.status })];
-    }
-    case 'file_change':
-      return [tool(ctx, id, time, callId, 'file_change', { changes: it.changes ?? [] }, '', it.status === 'failed', { status: it.status })];
-    case 'mcp_tool_call': {
-      const error = isObject(it.error) ? it.error.message : undefined;
-      return [tool(ctx, id, time, callId, str(it.tool) ?? 'mcp_tool_call', { server: it.server, arguments: it.arguments ?? {} }, error !== undefined ? { error } : (it.result ?? null), error !== undefined || it.status === 'failed')];
-    }
-    case 'web_search':
-      return [tool(ctx, id, time, callId, 'web_search', { query: it.query, action: it.action }, null, false)];
-    case 'collab_tool_call':
-      return [tool(ctx, id, time, callId, str(it.tool) ?? 'collab_tool_call', it, null, it.status === 'failed')];
-    default:
-      return [];
-  }
+  if (it.type === 'agent_message') return [messageEntry(ctx, id, 'assistant', time, { text: str(it.text) ?? '' })];
+  const result = toolResultOf(it);
+  return result ? [tool(ctx, id, time, result.id, result.name, result.input, result.output, result.isError, result.details)] : [];
 }
 
 function tool(ctx: LineContext, id: string, time: string | undefined, callId: string, name: string, input: unknown, output: unknown, isError: boolean, details?: Record<string, unknown>): LogEntry {
@@ -110,7 +93,7 @@ function peekItem(line: Buffer): Role[] | undefined {
   const type = stringAt(line, id.end + THEN_TYPE.length)?.value;
   if (type === undefined) return undefined;
   if (type === 'agent_message') return ['assistant'];
-  if (TOOL_ITEMS.has(type)) return ['tool'];
+  if (TOOL_ITEM_TYPES.has(type)) return ['tool'];
   if (SILENT_ITEMS.has(type)) return [];
   return undefined;
 }

@@ -15,10 +15,16 @@
 // error_during_execution result, exit 0). FAKE_CLAUDE_LOG=<file> appends one JSON line per
 // run: argv, cwd, pid, the credentials it saw, whether stdin was /dev/null.
 // "bench <n> [gap <ms>]" (benchmarks): n deltas, each carrying the time it was written, <ms> apart.
+// With `--input-format stream-json` the prompt is the first user message on stdin (research
+// clia-protocol.md §6); with `--permission-prompt-tool stdio` too, "perm <n>" asks n times
+// (`can_use_tool` control requests as in fixture control-protocol/60, a Write whose content is
+// the time it was written), each after the answer to the one before, and
+// FAKE_CLAUDE_PERM_LOG=<file> gets one line per answer: {request_id, content, received_at, response}.
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, fstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const runs = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/clia/runs');
@@ -33,7 +39,24 @@ const flag = (name) => {
 };
 const has = (name) => options.includes(name);
 const printValue = flag('-p') ?? flag('--print');
-const prompt = end !== -1 ? argv.slice(end + 1).join(' ') : printValue && !printValue.startsWith('-') ? printValue : '';
+const streamInput = flag('--input-format') === 'stream-json';
+// stdin, line by line (stream-json input): the first user message, then the control answers.
+const answers = new Map();
+let firstMessage;
+const firstMessageSeen = new Promise((resolve) => (firstMessage = resolve));
+if (streamInput) {
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (msg.type === 'user') firstMessage(typeof msg.message?.content === 'string' ? msg.message.content : '');
+    if (msg.type === 'control_response') answers.get(msg.response?.request_id)?.(msg.response);
+  });
+}
+const prompt = streamInput ? await firstMessageSeen : end !== -1 ? argv.slice(end + 1).join(' ') : printValue && !printValue.startsWith('-') ? printValue : '';
 if (has('-h') || has('--help')) {
   process.stdout.write('Usage: claude [options] [prompt]\n');
   process.exit(0);
@@ -129,6 +152,22 @@ if (slow) spawn('sleep', ['300'], { stdio: 'ignore' }); // as a Bash tool still 
 if (lower.includes('holdout')) spawn('sleep', ['300'], { stdio: ['ignore', 'inherit', 'ignore'] }).unref();
 
 await sleep(startupMs);
+const asks = Number(/\bperm (\d+)/.exec(lower)?.[1] ?? 0);
+if (asks > 0) {
+  out(lines[0]);
+  for (let n = 0; n < asks && has('--permission-prompt-tool'); n++) {
+    const requestId = crypto.randomUUID();
+    const answered = new Promise((resolve) => answers.set(requestId, resolve));
+    const input = { file_path: path.join(process.cwd(), `perm-${n}.txt`), content: `${(performance.timeOrigin + performance.now()).toFixed(3)}` };
+    out({ type: 'control_request', request_id: requestId, request: { subtype: 'can_use_tool', tool_name: 'Write', display_name: 'Write', input, permission_suggestions: [{ type: 'addRules', rules: [{ toolName: 'Write' }], behavior: 'allow', destination: 'localSettings' }], tool_use_id: `toolu_perm_${n}` } });
+    const response = await answered;
+    const receivedAt = performance.timeOrigin + performance.now();
+    if (process.env.FAKE_CLAUDE_PERM_LOG) appendFileSync(process.env.FAKE_CLAUDE_PERM_LOG, `${JSON.stringify({ request_id: requestId, content: input.content, received_at: receivedAt, response: response.response })}\n`);
+  }
+  out(result);
+  finish(0);
+  await sleep(600_000);
+}
 const bench = /\bbench (\d+)(?: gap (\d+))?/.exec(lower);
 const benchDeltas = Number(bench?.[1] ?? 0);
 if (benchDeltas > 0) {

@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // A double of the `openclaw` CLI for the gateway supervisor and runtimea adapter tests (the
 // real one needs Node 24 and ~10-20 s to start). Commands, as the service runs them:
-//   gateway run --port P --bind loopback --auth token --allow-unconfigured
-//       serves the recorded gateway (../openclaw-gateway.mjs) with OPENCLAW_GATEWAY_TOKEN;
+//   gateway run --port P --bind loopback [--auth token] --allow-unconfigured
+//       serves the recorded gateway (../openclaw-gateway.mjs); the bearer it takes is resolved
+//       as OpenClaw 2026.9.6 does: gateway.auth in openclaw.json first, then
+//       OPENCLAW_GATEWAY_TOKEN / _PASSWORD; mode = --auth, else gateway.auth.mode, else password
+//       when one is set, else token; records itself as the state folder's owner in
+//       <state dir>/tmp/openclaw-<uid>/gateway.state.lock like OpenClaw 2026.9;
 //       exits 78 with the recorded message when a legacy sessions.json exists (SQLite mode),
 //       as openclaw 2026.9.6 does
 //   config set <path> <json> --strict-json     writes <state dir>/openclaw.json
 //   doctor --fix --yes --non-interactive       imports a legacy sessions.json
 // Every invocation is logged to <state dir>/fake-openclaw.log.jsonl.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { doctorFix, legacyStores, logInvocation, settings, startGateway } from '../openclaw-gateway.mjs';
@@ -31,8 +35,20 @@ if (args[0] === 'gateway' && args[1] === 'run') {
   } else {
     process.stdout.write('\x1b[36m[gateway]\x1b[39m loading configuration…\n');
     setTimeout(() => {
-      const server = startGateway({ stateDir, port, token: process.env.OPENCLAW_GATEWAY_TOKEN, onListening: (p) => process.stdout.write(`[gateway] http server listening on 127.0.0.1:${p}\n`) });
+      const lock = path.join(stateDir, 'tmp', `openclaw-${process.getuid()}`, 'gateway.state.lock');
+      const server = startGateway({
+        stateDir,
+        port,
+        token: bearer(args),
+        onListening: (p) => {
+          // The state folder's owner, as OpenClaw 2026.9 records it (padded after the JSON).
+          mkdirSync(path.dirname(lock), { recursive: true });
+          writeFileSync(lock, `${JSON.stringify({ pid: process.pid, port: p, stateDir, configPath: path.join(stateDir, 'openclaw.json') }, null, 2)}\n\t \t`);
+          process.stdout.write(`[gateway] http server listening on 127.0.0.1:${p}\n`);
+        },
+      });
       process.on('SIGTERM', () => {
+        rmSync(lock, { force: true });
         process.stdout.write('[gateway] shutdown completed cleanly\n');
         server.closeAllConnections();
         server.close(() => process.exit(0));
@@ -55,4 +71,18 @@ if (args[0] === 'gateway' && args[1] === 'run') {
 } else {
   process.stderr.write(`fake openclaw: unsupported command ${args.join(' ')}\n`);
   process.exit(2);
+}
+
+/** The bearer the gateway takes (null: auth mode none). */
+function bearer(argv) {
+  const file = process.env.OPENCLAW_CONFIG_PATH ?? path.join(stateDir, 'openclaw.json');
+  const auth = (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).gateway?.auth : undefined) ?? {};
+  // Its environment over the state dir's .env, as OpenClaw reads them; env SecretRefs resolved there.
+  const dotenv = existsSync(path.join(stateDir, '.env')) ? Object.fromEntries(readFileSync(path.join(stateDir, '.env'), 'utf8').split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])) : {};
+  const env = { ...dotenv, ...process.env };
+  const value = (v) => (typeof v === 'string' ? v : v?.source === 'env' ? env[v.id] : undefined) || undefined;
+  const token = value(auth.token) || env.OPENCLAW_GATEWAY_TOKEN;
+  const password = value(auth.password) || env.OPENCLAW_GATEWAY_PASSWORD;
+  const mode = (argv.includes('--auth') ? argv[argv.indexOf('--auth') + 1] : undefined) ?? auth.mode ?? (password ? 'password' : 'token');
+  return mode === 'none' ? null : mode === 'password' ? password : token;
 }

@@ -55,13 +55,13 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
     expect(events[0]).toEqual({ type: 'session', sessionId });
     expect(events.filter((e) => e.type === 'text').length).toBeGreaterThan(3);
     expect(textOf(events)).toBe('Hello from fake-openai. You said: Say hello');
-    expect(events.at(-2)).toEqual({ type: 'usage', usage: { model: 'gpt-5.5', input: expect.any(Number), output: expect.any(Number), cacheRead: 0, cacheWrite: 0 } });
+    expect(events.at(-2)).toEqual({ type: 'usage', usage: { model: 'gpt-5.5', input: expect.any(Number), output: expect.any(Number), cacheRead: 0, cacheWrite: 0, contextTokens: expect.any(Number), contextWindow: expect.any(Number) } });
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
 
     const [start] = await requestsOf('thread/start');
     expect(start.params).toEqual({ cwd: path.join(svc.home, 'space-projects', 'proj-a'), approvalPolicy: 'never', sandbox: 'workspace-write' });
     const spawned = (await fakeLog()).find((e) => e.argv);
-    expect(spawned).toMatchObject({ argv: ['app-server'], cwd: path.join(svc.home, 'space-projects', 'proj-a'), apiKey: 'sk-provb-from-env-file', codexHome: path.join(svc.home, 'clib-space', '.codex') });
+    expect(spawned).toMatchObject({ argv: ['app-server'], cwd: path.join(svc.home, 'space-projects', 'proj-a'), apiKey: 'sk-provb-from-env-file', codexHome: path.join(svc.home, '.codex') });
     expect(spawned.spaceVars).not.toContain('SPACE_API_KEY');
     await noOrphans();
   });
@@ -103,7 +103,7 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
   it('a thread codex lost ends in a readable error', async () => {
     const turn = await runtime.prepare({ text: 'first', agentId: 'proj-lost' });
     await collect(turn.run(new AbortController().signal));
-    await rm(path.join(svc.home, 'clib-space', '.codex', 'fake-threads.json'));
+    await rm(path.join(svc.home, '.codex', 'fake-threads.json'));
     const events = await collect((await runtime.prepare({ text: 'again', sessionId: turn.sessionId! })).run(new AbortController().signal));
     expect(events).toEqual([{ type: 'error', message: expect.stringMatching(/^Codex has no record of this session's thread .* cannot be resumed; start a new one\. Codex said: no rollout found/) }]);
     await noOrphans();
@@ -113,7 +113,7 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
     const events = await collect((await runtime.prepare({ text: '[[shell]] run it', agentId: 'proj-a' })).run(new AbortController().signal));
     const call = events.find((e) => e.type === 'tool-call');
     expect(call).toMatchObject({ name: 'command_execution', input: { command: "/bin/bash -lc 'echo hello-from-tool'" } });
-    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ id: (call as { id: string }).id, output: { output: 'hello-from-tool\n', exit_code: 0 }, isError: false });
+    expect(events.find((e) => e.type === 'tool-result')).toMatchObject({ id: (call as { id: string }).id, output: 'hello-from-tool\n', isError: false });
     expect(textOf(events)).toContain('hello-from-tool');
   });
 

@@ -77,7 +77,7 @@ describe('codex exec --json (every recorded run)', () => {
       const events = parseExec(name);
       expect(events.slice(0, 2)).toEqual([
         { type: 'tool-call', id: 'item_1', name: 'command_execution', input: { command: "/bin/bash -lc 'echo hello-from-tool && pwd'" } },
-        { type: 'tool-result', id: 'item_1', output: { output: 'hello-from-tool\n/home/user/rt-codex/fx/proj\n', exit_code: 0, status: 'completed' }, isError: false },
+        { type: 'tool-result', id: 'item_1', output: 'hello-from-tool\n/home/user/rt-codex/fx/proj\n', isError: false },
       ]);
       expect(events[2]).toMatchObject({ type: 'text', text: expect.stringContaining('hello-from-tool') });
       expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
@@ -87,7 +87,7 @@ describe('codex exec --json (every recorded run)', () => {
   it('file changes are a tool call with its result', () => {
     expect(parseExec('patch-file-change').slice(0, 2)).toEqual([
       { type: 'tool-call', id: 'item_1', name: 'file_change', input: { changes: [{ path: '/home/user/rt-codex/fx/proj/hello.txt', kind: 'add' }] } },
-      { type: 'tool-result', id: 'item_1', output: { status: 'completed' }, isError: false },
+      { type: 'tool-result', id: 'item_1', output: '', isError: false },
     ]);
   });
 
@@ -166,7 +166,7 @@ describe('codex app-server (every recorded transcript)', () => {
     const { events, text } = mapRecording(own('tool-shell'));
     expect(events.slice(0, 2)).toEqual([
       { type: 'tool-call', id: expect.stringMatching(/^call_/), name: 'command_execution', input: { command: "/bin/bash -lc 'echo hello-from-tool'" } },
-      { type: 'tool-result', id: expect.stringMatching(/^call_/), output: { output: 'hello-from-tool\n', exit_code: 0, status: 'completed' }, isError: false },
+      { type: 'tool-result', id: expect.stringMatching(/^call_/), output: 'hello-from-tool\n', isError: false },
     ]);
     expect(text).toMatch(/^The command ran\. Its output was:[\s\S]*hello-from-tool$/);
     const total = messages.filter((m) => m.method === 'thread/tokenUsage/updated').at(-1).params.tokenUsage.total;

@@ -1,7 +1,9 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../service/config.js';
+import { readGatewayConfig } from '../../../service/runtimes/runtimea/gateway-config.js';
 
 const home = os.tmpdir();
 
@@ -22,5 +24,17 @@ describe('runtimea settings', () => {
     ['OPENCLAW_STATE_DIR', 'relative'],
   ])('%s=%s is refused at start-up', (key, value) => {
     expect(() => loadConfig({ HOME: home, [key]: value })).toThrow(ConfigError);
+  });
+});
+
+describe("the gateway's openclaw.json", () => {
+  it('is read as JSON5, as OpenClaw reads it: a hand-edited file with comments and trailing commas keeps its auth', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'space-oc-json5-'));
+    const file = path.join(dir, 'openclaw.json');
+    await writeFile(file, `// edited by hand\n{\n  gateway: {\n    auth: { mode: 'token', token: 'T-1', }, // mine\n  },\n}\n`);
+    expect(await readGatewayConfig(file)).toEqual({ state: 'ok', config: { gateway: { auth: { mode: 'token', token: 'T-1' } } } });
+    await writeFile(file, '{ gateway: ');
+    expect(await readGatewayConfig(file)).toEqual({ state: 'unreadable' });
+    await rm(dir, { recursive: true, force: true });
   });
 });

@@ -74,6 +74,82 @@ describe('runtimea gateway supervisor', () => {
     expect((await invocations(svc)).length).toBe(2);
   });
 
+  it('gateway auth configured in openclaw.json is used as it is (OpenClaw takes it over any token in the env): no --auth, no per-launch token', async () => {
+    const cases: Array<[object, string, string]> = [
+      [{ mode: 'token', token: 'token-of-the-user' }, '', 'token-of-the-user'],
+      [{ token: 'token-without-mode' }, '', 'token-without-mode'],
+      [{ mode: 'password', password: { source: 'env', provider: 'default', id: 'OPENCLAW_GATEWAY_PASSWORD' } }, 'OPENCLAW_GATEWAY_PASSWORD=password-in-the-env-file\n', 'password-in-the-env-file'],
+    ];
+    for (const [auth, envFile, bearer] of cases) {
+      const svc = await service();
+      await mkdir(stateDir(svc), { recursive: true });
+      await writeFile(path.join(stateDir(svc), 'openclaw.json'), JSON.stringify({ gateway: { auth } }));
+      if (envFile) await writeFile(path.join(stateDir(svc), '.env'), envFile);
+      const endpoint = await runtimeaGateway(svc.service.ctx).ensure();
+      expect(endpoint.token).toBe(bearer);
+      const run = (await invocations(svc)).find((c) => c.argv[0] === 'gateway');
+      expect(run).toMatchObject({ argv: ['gateway', 'run', '--port', expect.any(String), '--bind', 'loopback', '--allow-unconfigured'], token: null });
+      const chat = await fetch(`${endpoint.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${bearer}` }, body: '{}' });
+      expect(chat.status).not.toBe(401);
+      expect(JSON.stringify(await status(svc))).not.toContain(bearer);
+    }
+  });
+
+  it('configured auth the service cannot use fails with words saying what to set, before anything starts', async () => {
+    for (const [auth, detail] of [
+      [{ mode: 'password' }, /set to password auth .* no password is set for the service to use: set gateway\.auth\.password, or OPENCLAW_GATEWAY_PASSWORD/],
+      [{ mode: 'token', token: { source: 'file', provider: 'vault', id: '/run/token' } }, /gateway\.auth\.token in openclaw\.json is a file secret reference, which the service cannot read/],
+    ] as const) {
+      const svc = await service();
+      await mkdir(stateDir(svc), { recursive: true });
+      await writeFile(path.join(stateDir(svc), 'openclaw.json'), JSON.stringify({ gateway: { auth } }));
+      await expect(runtimeaGateway(svc.service.ctx).ensure()).rejects.toThrow(detail);
+      expect(await invocations(svc)).toEqual([]);
+    }
+  });
+
+  it('a gateway already running for the state folder (the user\'s own) is used with the configured auth, never stopped; once gone, the service starts its own', async () => {
+    const svc = await service();
+    await mkdir(stateDir(svc), { recursive: true });
+    await writeFile(path.join(stateDir(svc), 'openclaw.json'), JSON.stringify({ gateway: { auth: { mode: 'token', token: 'token-of-the-user' }, http: { endpoints: { chatCompletions: { enabled: true } } } } }));
+    const users = spawn(path.join(BIN, 'node24'), [path.join(BIN, 'openclaw.mjs'), 'gateway', 'run', '--port', '0'], { env: { ...process.env, OPENCLAW_STATE_DIR: stateDir(svc) }, detached: true, stdio: 'ignore' });
+    try {
+      const lock = path.join(stateDir(svc), 'tmp', `openclaw-${process.getuid!()}`, 'gateway.state.lock');
+      await expect.poll(() => existsSync(lock)).toBe(true);
+      const gateway = runtimeaGateway(svc.service.ctx);
+      const endpoint = await gateway.ensure();
+      expect(endpoint.token).toBe('token-of-the-user');
+      expect((await status(svc)).gateway).toMatchObject({ mode: 'adopted', state: 'running', pid: users.pid, url: endpoint.url, reachable: true });
+      expect((await invocations(svc)).filter((c) => c.argv?.[0] === 'gateway' && c.pid !== users.pid)).toEqual([]);
+      await gateway.restart();
+      await gateway.stop();
+      expect(livePidsInGroup(users.pid!).length).toBeGreaterThan(0);
+      expect(await gateway.ensure()).toEqual(endpoint);
+      expect(gateway.status()).toMatchObject({ mode: 'adopted', pid: users.pid });
+
+      process.kill(-users.pid!, 'SIGKILL');
+      await expect.poll(() => livePidsInGroup(users.pid!)).toEqual([]);
+      const own = await gateway.ensure();
+      expect(own.url).not.toBe(endpoint.url);
+      expect((await status(svc)).gateway).toMatchObject({ mode: 'managed', state: 'running' });
+    } finally {
+      if (livePidsInGroup(users.pid!).length) process.kill(-users.pid!, 'SIGKILL');
+    }
+  });
+
+  it('a gateway running for the state folder with no auth configured is reported, not guessed at', async () => {
+    const svc = await service();
+    await mkdir(stateDir(svc), { recursive: true });
+    const users = spawn(path.join(BIN, 'node24'), [path.join(BIN, 'openclaw.mjs'), 'gateway', 'run', '--port', '0'], { env: { ...process.env, OPENCLAW_STATE_DIR: stateDir(svc), OPENCLAW_GATEWAY_TOKEN: 'only-in-its-env' }, detached: true, stdio: 'ignore' });
+    try {
+      await expect.poll(() => existsSync(path.join(stateDir(svc), 'tmp', `openclaw-${process.getuid!()}`, 'gateway.state.lock'))).toBe(true);
+      await expect(runtimeaGateway(svc.service.ctx).ensure()).rejects.toThrow(/^An OpenClaw gateway already runs for .* \(pid \d+, http:\/\/127\.0\.0\.1:\d+\), and openclaw\.json configures no gateway auth the service could use with it/);
+      expect(livePidsInGroup(users.pid!).length).toBeGreaterThan(0);
+    } finally {
+      process.kill(-users.pid!, 'SIGKILL');
+    }
+  });
+
   it('restarts a crashed gateway after a back-off, with a new pid', async () => {
     const svc = await service();
     const gateway = runtimeaGateway(svc.service.ctx);

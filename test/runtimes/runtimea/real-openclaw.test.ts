@@ -1,5 +1,8 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,18 +11,40 @@ import type { RuntimeEvent } from '../../../service/runtimes/runtime.js';
 import { runtimeaGateway } from '../../../service/runtimes/runtimea/instance.js';
 import { RuntimeaRuntime } from '../../../service/runtimes/runtimea/runtime.js';
 import { startFakeChat, type FakeChat } from '../../fakes/openai-chat.js';
-import { openclawConfig } from '../../fakes/openclaw-config.js';
 import { textOf } from '../../helpers/events.js';
 import { realProgram } from '../../helpers/programs.js';
 import { startService, type TestService } from '../../helpers/service.js';
+import { openSse, type SseConnection } from '../../helpers/sse.js';
+import { openclawCommand, openclawOnboard, type OnboardOptions } from '../../helpers/setups.js';
 
 /**
  * Real-program lane: the pinned OpenClaw gateway on the pinned Node 24, started and supervised
  * by the service, answering through the loopback fake provider, inside the loopback-only
- * namespace. One gateway for the whole file (a cold start takes 10-20 s here).
+ * namespace. The state folder is made the way users make it: `openclaw onboard
+ * --non-interactive` with a custom provider (the fake) and token auth (`--gateway-auth token
+ * --gateway-token T`, which writes gateway.auth into openclaw.json). One gateway for the main
+ * cases (a cold start takes 10-20 s here); the other set-ups start one each.
  */
 const openclaw = realProgram('openclaw');
 const node24 = realProgram('node24');
+const KEY = 'sk-provb-real-openclaw';
+const USER_TOKEN = 'user-gateway-token-0123456789abcdef';
+
+function onboarding(svc: TestService, fake: FakeChat, extra: Partial<OnboardOptions> = {}): OnboardOptions {
+  return { node: node24!, openclaw: openclaw!, home: svc.home, stateDir: path.join(svc.home, '.runtimea'), providerUrl: fake.url, apiKey: KEY, ...extra };
+}
+
+/** The gateway's answer to a request with this bearer (its models list). */
+async function modelsWith(url: string, bearer: string): Promise<number> {
+  return (await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${bearer}` } })).status;
+}
+
+async function turnOf(runtime: RuntimeaRuntime, text: string): Promise<RuntimeEvent[]> {
+  const turn = await runtime.prepare({ text });
+  const events: RuntimeEvent[] = [];
+  for await (const event of turn.run(new AbortController().signal)) events.push(event);
+  return events;
+}
 
 describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
   let svc: TestService;
@@ -30,10 +55,8 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
   beforeAll(async () => {
     fake = await startFakeChat();
     svc = await startService({ env: { SPACE_RUNTIMEA_BIN: openclaw!, SPACE_RUNTIMEA_NODE: node24!, SPACE_RUNTIMEA_PORT: '0' } });
-    const state = path.join(svc.home, '.runtimea');
-    await mkdir(state, { recursive: true });
-    await writeFile(path.join(state, 'openclaw.json'), JSON.stringify(openclawConfig(fake.url, state), null, 2));
-    await writeFile(path.join(state, '.env'), 'PROVB_API_KEY=sk-provb-real-openclaw\n');
+    await openclawOnboard(onboarding(svc, fake, { auth: { mode: 'token', token: USER_TOKEN } }));
+    await writeFile(path.join(svc.home, '.runtimea', '.env'), `PROVB_API_KEY=${KEY}\n`);
     runtime = new RuntimeaRuntime(svc.service.ctx);
     await runtimeaGateway(svc.service.ctx).ensure();
     gatewayPid = runtimeaGateway(svc.service.ctx).status().pid!;
@@ -45,13 +68,19 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
     if (gatewayPid) expect(livePidsInGroup(gatewayPid)).toEqual([]);
   }, 30_000);
 
-  async function run(text: string, options: { sessionId?: string; agentId?: string; abortAfterMs?: number } = {}) {
+  async function run(text: string, options: { sessionId?: string; agentId?: string; abortOnceAsked?: boolean } = {}) {
     const turn = await runtime.prepare({ text, ...(options.sessionId ? { sessionId: options.sessionId } : {}), ...(options.agentId ? { agentId: options.agentId } : {}) });
     const controller = new AbortController();
     const events: RuntimeEvent[] = [];
     for await (const event of turn.run(controller.signal)) {
       events.push(event);
-      if (options.abortAfterMs !== undefined && event.type === 'session') setTimeout(() => controller.abort(), options.abortAfterMs);
+      if (options.abortOnceAsked && event.type === 'session') {
+        // Once the prompt reached the provider (an onboarded agent takes a while to get there).
+        void expect
+          .poll(() => fake.requests.some((r) => r.text.includes(text)), { timeout: 30_000, interval: 100 })
+          .toBe(true)
+          .finally(() => setTimeout(() => controller.abort(), 300));
+      }
     }
     return { sessionId: turn.sessionId, events };
   }
@@ -61,6 +90,10 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
   it('status: the service started it; it is reachable and ready, on loopback', async () => {
     const body = (await svc.get('/api/channels/runtimea/status')).json();
     expect(body.gateway).toMatchObject({ mode: 'managed', state: 'running', reachable: true, ready: true, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+    // The user's configured token is the gateway's, for their own clients and the service alike.
+    expect(await modelsWith(body.gateway.url, USER_TOKEN)).toBe(200);
+    expect(await modelsWith(body.gateway.url, 'not-the-token')).toBe(401);
+    expect(JSON.stringify(body)).not.toContain(USER_TOKEN);
   });
 
   it('new session: the id from the gateway SQLite store at prepare, streamed text with it, usage with model and cost', async () => {
@@ -72,7 +105,7 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
     expect(events.filter((e) => e.type === 'text').every((e) => (e as { sessionId?: string }).sessionId === sessionId)).toBe(true);
     expect(events.at(-2)).toMatchObject({ type: 'usage', usage: { model: 'fake-model', costUsd: expect.any(Number) } });
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
-    expect(fake.requests[0]!.authorization).toBe('Bearer sk-provb-real-openclaw');
+    expect(fake.requests[0]!.authorization).toBe(`Bearer ${KEY}`);
     expect(runtime.store.layout('main')).toBe('sqlite');
     expect(existsSync(path.join(svc.home, '.runtimea', 'agents', 'main', 'sessions', 'sessions.json'))).toBe(false);
     const copy = await readFile(path.join(svc.home, 'space-projects', 'proj-real', '.space', 'sessions', `${sessionId}.jsonl`), 'utf8');
@@ -94,7 +127,7 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
   }, 60_000);
 
   it('abort: the run is cancelled on purpose and marked killed; the session still resumes', async () => {
-    const { sessionId, events } = await run('answer slowly SLOW_8S please', { abortAfterMs: 500 });
+    const { sessionId, events } = await run('answer slowly SLOW_8S please', { abortOnceAsked: true });
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'aborted' });
     const row = await runtime.store.bySessionId(sessionId!);
     await expect
@@ -112,4 +145,123 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
     expect(textOf(again.events)).toMatch(/^Fake reply #\d+: you said "\[Queued user message from a previous active turn[^]*answer slowly SLOW_8S please[^]*are you there"$/);
     expect(again.events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
   }, 90_000);
+
+  async function chatTurn(body: Record<string, unknown>): Promise<SseConnection> {
+    const res = await svc.post('/api/chat/prompt', { agent_name: 'runtimea', ...body });
+    expect(res.status, res.text).toBe(200);
+    const sse = await openSse(svc.port, `/api/chat/stream/${res.json().stream_id}`);
+    await sse.ended;
+    return sse;
+  }
+
+  it('a spec client through /api/chat: exactly the spec events, a tool turn included', async () => {
+    const sse = await chatTurn({ text: 'please USE_TOOL to list the workspace', session_id: first });
+    expect(new Set(sse.named().map((e) => e.event))).toEqual(new Set(['text-delta', 'done']));
+    expect(sse.named().at(-1)!.event).toBe('done');
+  }, 60_000);
+
+  it('stream_events full: the usage once, before done', async () => {
+    const sse = await chatTurn({ text: 'hello in full', session_id: first, stream_events: 'full' });
+    expect(sse.named().map((e) => e.event).slice(-2)).toEqual(['usage', 'done']);
+    expect(sse.named().at(-2)!.data).toMatchObject({ input: expect.any(Number), output: expect.any(Number), cost_usd: expect.any(Number) });
+  }, 60_000);
+
+  it('permission modes that ask or restrict are 400 for runtimea, saying why; auto is the spec behaviour', async () => {
+    for (const mode of ['ask', 'accept_edits', 'plan']) {
+      const res = await svc.post('/api/chat/prompt', { agent_name: 'runtimea', text: 'hi', permission_mode: mode });
+      expect(res.status).toBe(400);
+      expect(res.json().detail).toMatch(new RegExp(`^The runtimea runtime cannot honour permission_mode "${mode}" \\(it takes: auto\\): `));
+    }
+    const sse = await chatTurn({ text: 'auto is fine', session_id: first, permission_mode: 'auto' });
+    expect(sse.named().at(-1)!.event).toBe('done');
+  }, 60_000);
 });
+
+describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway: other set-ups', () => {
+  let fake: FakeChat;
+  const services: TestService[] = [];
+  let daemon: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    fake = await startFakeChat();
+  });
+  let daemonHome: string | undefined;
+  afterAll(async () => {
+    for (const svc of services) await svc.close();
+    if (daemon?.pid) process.kill(-daemon.pid, 'SIGKILL');
+    if (daemonHome) await rm(daemonHome, { recursive: true, force: true });
+    await fake?.close();
+  }, 30_000);
+
+  async function service(home?: string): Promise<TestService> {
+    const svc = await startService({ env: { SPACE_RUNTIMEA_BIN: openclaw!, SPACE_RUNTIMEA_NODE: node24!, SPACE_RUNTIMEA_PORT: '0' }, ...(home ? { home } : {}) });
+    services.push(svc);
+    return svc;
+  }
+
+  it('password auth, kept as env references in the gateway\'s .env (onboard --secret-input-mode ref)', async () => {
+    const svc = await service();
+    const password = 'user-gateway-password-0123456789';
+    await openclawOnboard(onboarding(svc, fake, { auth: { mode: 'password', password }, secretRefs: true, env: { OPENCLAW_GATEWAY_PASSWORD: password } }));
+    const config = JSON.parse(await readFile(path.join(svc.home, '.runtimea', 'openclaw.json'), 'utf8'));
+    expect(config.gateway.auth).toEqual({ mode: 'password', password: { source: 'env', provider: 'default', id: 'OPENCLAW_GATEWAY_PASSWORD' } });
+    // Where the user keeps them: the state folder's .env (also the service's env file).
+    await writeFile(path.join(svc.home, '.runtimea', '.env'), `CUSTOM_API_KEY=${KEY}\nOPENCLAW_GATEWAY_PASSWORD=${password}\n`);
+    const events = await turnOf(new RuntimeaRuntime(svc.service.ctx), 'hello with a password');
+    expect(textOf(events)).toMatch(/^Fake reply #\d+: you said "hello with a password"$/);
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+    // The gateway kept the user's mode: their password opens it.
+    expect(await modelsWith(runtimeaGateway(svc.service.ctx).status().url!, password)).toBe(200);
+    await svc.close();
+  }, 180_000);
+
+  it('no gateway auth configured (onboarded, then `openclaw config unset gateway.auth`): a per-launch token', async () => {
+    const svc = await service();
+    const o = onboarding(svc, fake, { auth: { mode: 'token', token: USER_TOKEN } });
+    await openclawOnboard(o);
+    await openclawCommand(o, ['config', 'unset', 'gateway.auth']);
+    const events = await turnOf(new RuntimeaRuntime(svc.service.ctx), 'hello unconfigured');
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+    expect(await modelsWith(runtimeaGateway(svc.service.ctx).status().url!, USER_TOKEN)).toBe(401);
+    await svc.close();
+  }, 180_000);
+
+  it('the user\'s own gateway already running for the state folder is used with its configured auth, and left running', async () => {
+    // The home outlives the service: the user's gateway still writes in it.
+    daemonHome = await mkdtemp(path.join(os.tmpdir(), 'space-home-daemon-'));
+    const svc = await service(daemonHome);
+    const o = onboarding(svc, fake, { auth: { mode: 'token', token: USER_TOKEN } });
+    await openclawOnboard(o);
+    // What the user runs (`openclaw gateway`), on a port of its own.
+    const port = await freePort();
+    daemon = spawn(node24!, [openclaw!, 'gateway', 'run', '--port', String(port)], {
+      env: { PATH: `${path.dirname(node24!)}:${process.env.PATH}`, HOME: svc.home, OPENCLAW_STATE_DIR: o.stateDir },
+      cwd: svc.home,
+      detached: true,
+      stdio: 'ignore',
+    });
+    await expect.poll(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0), { timeout: 150_000, interval: 500 }).toBe(200);
+
+    const gateway = runtimeaGateway(svc.service.ctx);
+    const events = await turnOf(new RuntimeaRuntime(svc.service.ctx), 'hello daemon');
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+    expect(textOf(events)).toMatch(/^Fake reply #\d+: you said "hello daemon"$/);
+    const status = gateway.status();
+    expect(status).toMatchObject({ mode: 'adopted', state: 'running', url: `http://127.0.0.1:${port}`, port });
+    expect(svc.service.ctx.supervisor.size).toBe(0);
+    await svc.close();
+    // The service leaves the user's gateway running.
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+  }, 240_000);
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

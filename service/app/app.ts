@@ -1,10 +1,11 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { PAGE_FILES } from '../diagnostics/assets.js';
-import { bodyProgressTimeout } from './body-timeout.js';
-import { errorHandler, notFound } from './errors.js';
-import { trustGuard } from './guard.js';
-import { jsonBody } from './json-body.js';
+import { bodyProgressTimeout } from '../http/body-timeout.js';
+import { errorHandler, notFound } from '../http/errors.js';
+import { trustGuard } from '../http/guard.js';
+import type { HeadChecks } from '../http/head-checks.js';
+import { jsonBody } from '../http/json-body.js';
 
 /** Routes that take multipart/form-data instead of JSON. */
 export const MULTIPART_PATHS = ['/api/files/upload'] as const;
@@ -19,29 +20,31 @@ export const PUBLIC_PATHS = ['/', '/callback', '/.well-known/oauth-protected-res
 
 /**
  * The Express app, in the order that matters: response hardening, the body-progress
- * watchdog, the trust guard before anything reads the request, the JSON reader, the
- * feature routers, and the `{detail}` handlers last.
+ * watchdog, the trust guard before anything reads the request, the features' head checks
+ * (refusals that need no body), the JSON reader, the feature routers, and the `{detail}`
+ * handlers last.
  */
-export function buildApp(ctx: ServiceContext, routers: readonly Router[]): Express {
+export function buildApp(deps: Core & { port(): number; headChecks: HeadChecks }, routers: readonly Router[]): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestLog(ctx));
+  app.use(requestLog(deps));
   app.use(hardenResponse); // first, so the guard's own refusals and preflights carry it too
-  app.use(bodyProgressTimeout(ctx.config.bodyIdleTimeoutMs));
+  app.use(bodyProgressTimeout(deps.config.bodyIdleTimeoutMs));
   app.use(
     trustGuard({
-      port: ctx.port,
-      origins: [...ctx.host.rendererOrigins, ...ctx.config.allowedOrigins],
-      token: ctx.host.token,
+      port: deps.port,
+      origins: [...deps.host.rendererOrigins, ...deps.config.allowedOrigins],
+      token: deps.host.token,
       multipartPaths: MULTIPART_PATHS,
       publicPaths: PUBLIC_PATHS,
     }),
   );
-  app.use(jsonBody({ limitBytes: ctx.config.jsonLimitBytes, maxDepth: ctx.config.jsonMaxDepth }));
+  app.use(deps.headChecks.middleware(deps.config.jsonLimitBytes));
+  app.use(jsonBody({ limitBytes: deps.config.jsonLimitBytes, maxDepth: deps.config.jsonMaxDepth }));
   for (const router of routers) app.use(router);
   app.use(notFound);
-  app.use(errorHandler(ctx.log));
+  app.use(errorHandler(deps.log));
   return app;
 }
 
@@ -52,12 +55,12 @@ const hardenResponse: RequestHandler = (_req, res, next) => {
 };
 
 /** One line per request: method, path without query, status, duration. Never bodies. */
-function requestLog(ctx: ServiceContext): RequestHandler {
+function requestLog({ log }: Core): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      ctx.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms) }, 'request');
+      log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms) }, 'request');
     });
     next();
   };

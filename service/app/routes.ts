@@ -13,17 +13,21 @@ import { filesRoutes } from '../files/routes.js';
 import { ftsRoutes } from '../fts/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
+import { runtimeaGateway } from '../runtimes/runtimea/instance.js';
 import { runtimeaRoutes } from '../runtimes/runtimea/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
 import { sessionRoutes } from '../sessions/routes.js';
 import { statusRoutes } from '../status/routes.js';
 import { usageRoutes } from '../usage/routes.js';
 
-/** Every feature's router, in one list: the map from the spec's sections to code. */
+/**
+ * Every feature's router, in one list: the map from the spec's sections to code. Each takes
+ * what it names (`Core & { ... }`); the context has all of it, so it is passed as it is.
+ */
 export function featureRouters(ctx: ServiceContext): Router[] {
   return [
     statusRoutes(ctx),
-    lifecycleRoutes(ctx),
+    lifecycleRoutes({ ...ctx, restartGateway: () => runtimeaGateway(ctx).restart() }),
     authRoutes(ctx),
     bootstrapRoutes(ctx),
     agentRoutes(ctx),

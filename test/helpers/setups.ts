@@ -1,0 +1,99 @@
+import { spawn } from 'node:child_process';
+
+/**
+ * Homes made the way users make them: each real program's own set-up command, run as a
+ * child with a temp HOME (inside the loopback-only namespace of the real-program lanes).
+ * Only what no set-up command writes (a custom provider's lines in codex's config.toml) is
+ * written by the tests themselves, as a user would edit the file.
+ */
+export interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a program to its end with `input` on stdin; rejects unless it exits 0. */
+export function runSetup(command: string, args: readonly string[], env: NodeJS.ProcessEnv, input = '', timeoutMs = 120_000): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, cwd: env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const ran = { code, stdout, stderr };
+      if (code === 0) resolve(ran);
+      else reject(Object.assign(new Error(`${[command, ...args].join(' ')} exited with ${code}: ${stderr.slice(-2000)}`), ran));
+    });
+    child.stdin.end(input);
+  });
+}
+
+/** `codex login --with-api-key` (the key on stdin, as codex's help shows): codex makes its home and auth.json. */
+export function codexLoginWithApiKey(codex: string, env: { HOME: string; CODEX_HOME?: string }, key: string): Promise<Ran> {
+  return runSetup(codex, ['login', '--with-api-key'], { PATH: process.env.PATH, ...env }, `${key}\n`);
+}
+
+export type GatewayAuthChoice = { mode: 'token'; token: string } | { mode: 'password'; password: string };
+
+export interface OnboardOptions {
+  node: string;
+  openclaw: string;
+  home: string;
+  stateDir: string;
+  /** The custom provider: an OpenAI-compatible base URL (the loopback fake) and its key. */
+  providerUrl: string;
+  apiKey: string;
+  /** The gateway auth `--gateway-auth` writes; omitted: onboarding's own default. */
+  auth?: GatewayAuthChoice;
+  port?: number;
+  /** `--secret-input-mode ref`: secrets kept as env references (their values in `env`). */
+  secretRefs?: boolean;
+  env?: Record<string, string>;
+}
+
+/**
+ * `openclaw onboard --non-interactive` (flags from `openclaw onboard --help`, 2026.9.6): local
+ * mode, a custom OpenAI-compatible provider `fake` with model `fake-model`, loopback bind,
+ * and no daemon, channels, skills, search, hooks, UI or health check (none can run here).
+ */
+export function openclawOnboard(o: OnboardOptions): Promise<Ran> {
+  const auth = !o.auth
+    ? []
+    : o.auth.mode === 'token'
+      ? ['--gateway-auth', 'token', '--gateway-token', o.auth.token]
+      : ['--gateway-auth', 'password', '--gateway-password', o.auth.password];
+  const args = [
+    o.openclaw,
+    'onboard',
+    '--non-interactive',
+    '--accept-risk',
+    '--mode', 'local',
+    '--auth-choice', 'custom-api-key',
+    '--custom-base-url', o.providerUrl,
+    '--custom-model-id', 'fake-model',
+    '--custom-provider-id', 'fake',
+    ...(o.secretRefs ? [] : ['--custom-api-key', o.apiKey]),
+    '--custom-compatibility', 'openai',
+    ...auth,
+    ...(o.secretRefs ? ['--secret-input-mode', 'ref'] : []),
+    '--gateway-port', String(o.port ?? 18789),
+    '--gateway-bind', 'loopback',
+    '--skip-daemon', '--skip-channels', '--skip-skills', '--skip-search', '--skip-hooks', '--skip-ui', '--skip-health',
+    '--json',
+  ];
+  // In ref mode onboarding reads the provider key from CUSTOM_API_KEY and stores a reference.
+  return runSetup(o.node, args, { ...openclawEnv(o), ...(o.secretRefs ? { CUSTOM_API_KEY: o.apiKey } : {}) });
+}
+
+/** Any other `openclaw` command in the same home, e.g. `config unset gateway.auth`. */
+export function openclawCommand(o: Pick<OnboardOptions, 'node' | 'openclaw' | 'home' | 'stateDir' | 'env'>, args: readonly string[]): Promise<Ran> {
+  return runSetup(o.node, [o.openclaw, ...args], openclawEnv(o));
+}
+
+function openclawEnv(o: Pick<OnboardOptions, 'home' | 'stateDir' | 'env'>): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: o.home, OPENCLAW_STATE_DIR: o.stateDir, ...o.env };
+}

@@ -1,0 +1,75 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { which } from '../../service/process/which.js';
+
+/**
+ * test/tools/packages.sh, the first step of `npm test`, on machines that lack packages: run for
+ * real with a PATH that hides some commands, as a user without root (setpriv to nobody when
+ * this runs as root). Installing for real is not done here (the suite runs without network).
+ */
+const tools = path.dirname(fileURLToPath(import.meta.url));
+const listed = readFileSync(path.join(tools, 'debian-packages.txt'), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() && !l.startsWith('#'))
+  .map((l) => l.trim().split(/\s+/) as [string, string]);
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** A copy of the script and its list, and a bin folder holding every listed command but `hide`. */
+function machine(hide: string[], extra: string[]): { script: string; bin: string } {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'space-packages-'));
+  dirs.push(root);
+  chmodSync(root, 0o755);
+  for (const f of ['packages.sh', 'debian-packages.txt']) copyFileSync(path.join(tools, f), path.join(root, f));
+  const bin = path.join(root, 'bin');
+  spawnSync('mkdir', ['-m', '755', bin]);
+  const commands = [...listed.filter(([pkg]) => !hide.includes(pkg)).map(([, cmd]) => cmd), 'dirname', 'id', ...extra];
+  for (const cmd of commands) {
+    const real = which(cmd);
+    if (!real) throw new Error(`${cmd} is not installed here`);
+    symlinkSync(real, path.join(bin, cmd));
+  }
+  return { script: path.join(root, 'packages.sh'), bin };
+}
+
+function runAsUser(script: string, bin: string): { status: number | null; stderr: string } {
+  const asUser = process.getuid?.() === 0 ? [which('setpriv')!, '--reuid=65534', '--regid=65534', '--clear-groups'] : [];
+  const argv = [...asUser, '/bin/sh', script];
+  const r = spawnSync(argv[0]!, argv.slice(1), { env: { PATH: bin }, encoding: 'utf8' });
+  return { status: r.status, stderr: r.stderr };
+}
+
+describe('npm test on a machine without some Debian packages', () => {
+  it('does nothing when every package is there', () => {
+    const { script, bin } = machine([], ['apt-get']);
+    expect(runAsUser(script, bin)).toEqual({ status: 0, stderr: '' });
+  });
+
+  it('without root or sudo, prints the exact apt-get command and stops', () => {
+    const { script, bin } = machine(['rclone', 'gh'], ['apt-get']);
+    const r = runAsUser(script, bin);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('not installed: rclone gh');
+    expect(r.stderr).toContain('\n  sudo apt-get update && sudo apt-get install -y -q --no-install-recommends rclone gh\n');
+  });
+
+  it('without apt-get, names the missing packages and stops', () => {
+    const { script, bin } = machine(['chromium'], []);
+    const r = runAsUser(script, bin);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('not on PATH (Debian package names): chromium');
+  });
+
+  it('SPACE_TEST_SKIP_PACKAGES=1 skips the check', () => {
+    const { script, bin } = machine(['rclone'], ['apt-get']);
+    const r = spawnSync('/bin/sh', [script], { env: { PATH: bin, SPACE_TEST_SKIP_PACKAGES: '1' }, encoding: 'utf8' });
+    expect(r.status).toBe(0);
+  });
+});
