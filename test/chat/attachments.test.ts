@@ -2,6 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveAttachments } from '../../service/chat/attachments.js';
+import type { Runtime } from '../../service/runtimes/runtime.js';
 import { codexConfigToml } from '../fakes/codex-config.js';
 import { startFakeResponses, type FakeResponses } from '../fakes/openai-responses.js';
 import { answered, bytes, upload } from '../helpers/multipart.js';
@@ -86,10 +88,14 @@ describe('attachment refusals: answered at once, nothing starts', () => {
     expect(res.json()).toEqual({ detail: 'Access denied' });
   });
 
-  it('an image to a runtime that cannot take images yet (clia_code) is 400', async () => {
-    const res = await prompt({ text: 'look', agent_name: 'clia_code', attachments: [{ path: pic('shot.png') }] });
-    expect(res.status).toBe(400);
-    expect(res.json()).toEqual({ detail: 'The clia_code runtime cannot take images yet: shot.png' });
+  it('an image for a runtime that takes text only is 400 (every runtime registered takes images now; the contract check stays)', async () => {
+    const clia = svc.service.ctx.runtimes.get('clia_code')!;
+    expect(clia.inputs).toEqual({ images: true });
+    const textOnly: Runtime = { ...clia, inputs: undefined };
+    const refused = resolveAttachments(svc.service.ctx, [{ path: pic('shot.png') }], textOnly);
+    await expect(refused).rejects.toMatchObject({ status: 400, message: 'The clia_code runtime cannot take images yet: shot.png' });
+    // A file that is not an image is named by path, for any runtime.
+    expect(await resolveAttachments(svc.service.ctx, [{ path: pic('notes.txt') }], textOnly)).toEqual([expect.objectContaining({ kind: 'file', name: 'notes.txt' })]);
   });
 });
 

@@ -42,11 +42,12 @@ describe('a new clia session through /api/chat/prompt and the stream', () => {
     expect(ids).toEqual(ids.map((_, i) => i + 1));
   });
 
-  it('ran claude without a shell, with the spec flags, stdin closed, in ~/space-projects/default, under its own session id', () => {
+  it('ran claude without a shell, the prompt a stream-json message on stdin (open for a steer), in ~/space-projects/default, under its own session id', () => {
     const run = chat.runs().at(-1)!;
-    expect(run.argv).toEqual(['-p', '--session-id', sessionId, '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--', 'Say hello']);
+    expect(run.argv).toEqual(['-p', '--session-id', sessionId, '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--input-format', 'stream-json']);
+    expect(run.stdinPrompt).toBe('Say hello');
     expect(run.cwd).toBe(path.join(chat.home, 'space-projects', 'default'));
-    expect(run.stdinNull).toBe(true);
+    expect(run.stdinNull).toBe(false);
     expect(run.env.HOME).toBe(chat.home);
     expect(run.env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC).toBe('1');
   });
@@ -143,11 +144,12 @@ describe('backend, agent id and skill', () => {
     expect(run.env.CLAUDE_CODE_OAUTH_TOKEN).toBe('sk-ant-oat01-x');
   });
 
-  it('a prompt that looks like flags stays text (it goes after `--`)', async () => {
+  it('a prompt that looks like flags stays text (it goes on stdin, never in argv)', async () => {
     const { sse } = await chat.turn({ text: '--dangerously-skip-permissions -h', agent_name: 'clia_code' });
     expect(sse.named().at(-1)!.event).toBe('done');
     const run = chat.runs().at(-1)!;
-    expect(run.argv.slice(-2)).toEqual(['--', '--dangerously-skip-permissions -h']);
+    expect(run.stdinPrompt).toBe('--dangerously-skip-permissions -h');
+    expect(run.argv).not.toContain('--dangerously-skip-permissions');
   });
 
   it('refuses what it cannot serve, with the spec texts', async () => {

@@ -16,7 +16,7 @@ export interface ChatService extends TestService {
   /** prompt + stream to the end; fails on a non-200 prompt. */
   turn(body: Record<string, unknown>): Promise<{ streamId: string; sessionId: string | null; sse: SseConnection }>;
   /** What the double logged, one record per run. */
-  runs(): Array<{ argv: string[]; cwd: string; pid: number; stdinNull: boolean; env: Record<string, string | null> }>;
+  runs(): Array<{ argv: string[]; cwd: string; pid: number; stdinNull: boolean; stdinPrompt?: string; env: Record<string, string | null> }>;
 }
 
 /** A real service whose clia binary is the double; timings shortened through the chat env vars. */
@@ -72,10 +72,10 @@ export function recordedText(run: string): string {
     .join('');
 }
 
-/** How the double was called: the session flag and id, and the prompt (the positional after `--`). */
-export function callOf(run: { argv: string[] }): { session: string[]; prompt: string | undefined } {
+/** How the double was called: the session flag and id, and the prompt (the stream-json message on stdin, else the positional after `--`). */
+export function callOf(run: { argv: string[]; stdinPrompt?: string }): { session: string[]; prompt: string | undefined } {
   const end = run.argv.indexOf('--');
-  return { session: run.argv.slice(1, 3), prompt: end === -1 ? undefined : run.argv.slice(end + 1).join(' ') };
+  return { session: run.argv.slice(1, 3), prompt: run.stdinPrompt ?? (end === -1 ? undefined : run.argv.slice(end + 1).join(' ')) };
 }
 
 export function textOf(sse: SseConnection): string {

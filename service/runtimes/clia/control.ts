@@ -1,14 +1,15 @@
 import type { Approvals, PermissionAnswer, PermissionAsk } from '../runtime.js';
 import { toolTitle } from '../tool-title.js';
 import type { CanUseTool } from './parser.js';
+import type { UserContent } from './user-content.js';
 
 /**
- * Claude Code's stream-json input channel (research clia-protocol.md §6): the prompt as a
- * user message, and the answers to `can_use_tool` control requests. Pure message builders
+ * Claude Code's stream-json input channel (research clia-protocol.md §6): the prompt (and a
+ * steer) as a user message, and the answers to `can_use_tool` control requests. Pure message builders
  * plus `answerCanUseTool`, which asks the engine and writes the answer when it comes.
  */
-export function userMessage(prompt: string): string {
-  return JSON.stringify({ type: 'user', message: { role: 'user', content: prompt }, parent_tool_use_id: null, session_id: '' });
+export function userMessage(content: UserContent): string {
+  return JSON.stringify({ type: 'user', message: { role: 'user', content }, parent_tool_use_id: null, session_id: '' });
 }
 
 export function controlResponse(requestId: string, response: Record<string, unknown>): string {

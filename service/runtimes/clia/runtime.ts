@@ -5,17 +5,17 @@ import { HttpError } from '../../errors.js';
 import { CliSessionStore } from '../cli-session-store.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import { runCliaTurn } from './turn.js';
+import { CliaTurnInput } from './turn-input.js';
 import { titleFromPrompt } from '../title.js';
 
 /**
- * `clia_code`: the Claude Code CLI, one process per turn (`-p`, stream-json out; stdin
- * closed, or in a permission mode the stream-json control channel, see turn.ts). The service's session id is the CLI's native id for a new session
+ * `clia_code`: the Claude Code CLI, one process per turn (`-p`, stream-json out and in: the
+ * prompt, its images, a steer and the permission answers go on stdin, see turn.ts). The
+ * service's session id is the CLI's native id for a new session
  * (`--session-id`); the two differ only after a resume had to fall back to a fresh native
  * session. The service's own store is ~/clia-space/<agent_id>/sessions/.
  */
 export const DEFAULT_AGENT_ID = 'default';
-/** The prompt as one argv element: Linux caps one at 128 KiB with its NUL (MAX_ARG_STRLEN). Longer ones go on stdin. */
-export const MAX_ARGV_PROMPT_BYTES = 128 * 1024 - 1;
 /** A prompt on stdin is one stream-json line; past this it is more than any model's context holds. */
 export const MAX_PROMPT_BYTES = 4 * 1024 * 1024;
 
@@ -25,6 +25,8 @@ export function createCliaRuntime(ctx: ServiceContext): Runtime {
     name: 'clia_code',
     heartbeatMs: ctx.config.chat.heartbeatCliMs,
     permissionModes: ['auto', 'ask', 'accept_edits', 'plan'],
+    /** Images go to the model as base64 image blocks in the stream-json user message. */
+    inputs: { images: true },
     hasSession: async (sessionId) => (await store.find(sessionId)) !== undefined,
     prepare: (request) => prepare(ctx, store, request),
     close: async () => undefined,
@@ -52,9 +54,9 @@ async function prepare(ctx: ServiceContext, store: CliSessionStore, request: Tur
     prompt,
     title: found?.entry.title || titleFromPrompt(request.text),
     permissionMode,
-    // The prompt on stdin (stream-json) for every mode but auto, and for one too long for argv.
-    promptOnStdin: permissionMode !== 'auto' || bytes > MAX_ARGV_PROMPT_BYTES,
+    ...(request.attachments ? { attachments: request.attachments } : {}),
+    input: new CliaTurnInput(),
   };
-  return { sessionId, agentId, run: (signal, approvals) => runCliaTurn(plan, signal, approvals) };
+  return { sessionId, agentId, run: (signal, approvals) => runCliaTurn(plan, signal, approvals), steer: (input) => plan.input.steer(input) };
 }
 

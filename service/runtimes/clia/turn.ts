@@ -8,11 +8,14 @@ import { startCliProcess, type CliProcess } from '../cli-process.js';
 import type { CliSessionStore } from '../cli-session-store.js';
 import { LineAppender } from '../line-appender.js';
 import { recordProjectSession } from '../project-sessions.js';
-import type { Approvals, PermissionMode, RuntimeEvent } from '../runtime.js';
+import { attachmentRecords } from '../attachments.js';
+import type { Approvals, Attachment, PermissionMode, RuntimeEvent } from '../runtime.js';
 import { toolTitle } from '../tool-title.js';
 import { answerCanUseTool, isControlLine, userMessage } from './control.js';
 import { outcomeOf } from './outcome.js';
 import { CliaParser } from './parser.js';
+import type { CliaTurnInput } from './turn-input.js';
+import { userContent, type UserContent } from './user-content.js';
 
 /** Everything one clia turn needs, fixed at prompt time. */
 export interface CliaTurnPlan {
@@ -27,8 +30,9 @@ export interface CliaTurnPlan {
   prompt: string;
   title: string;
   permissionMode: PermissionMode;
-  /** The prompt goes on stdin as a stream-json message, which stays open for the turn. */
-  promptOnStdin: boolean;
+  attachments?: readonly Attachment[];
+  /** The turn's stdin for a steer (open while the CLI runs the turn). */
+  input: CliaTurnInput;
 }
 
 type Attempt = 'ended' | 'session-not-found';
@@ -43,9 +47,11 @@ export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal, appr
   const { ctx, store } = plan;
   const cwd = path.join(ctx.config.projectsRoot, plan.agentId);
   let env: Record<string, string>;
+  let content: UserContent;
   try {
     await mkdir(cwd, { recursive: true });
     env = childEnv(plan.binding, ctx.config.childEnv, await readEnvValues(await activeEnvFile(ctx.config)));
+    content = await userContent(plan.prompt, plan.attachments);
   } catch (err) {
     yield { type: 'error', message: (err as Error).message };
     return;
@@ -56,19 +62,20 @@ export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal, appr
   );
   let native = plan.nativeSessionId;
   await record(plan, cwd, { nativeSessionId: native, start: true });
-  transcript.add(userLine(plan.prompt, native));
+  transcript.add(userLine(plan.prompt, native, plan.attachments));
   // A session the client is told about is on disk first: a crash right after cannot lose it.
   await transcript.flush();
   if (plan.isNew) yield { type: 'session', sessionId: plan.sessionId };
   try {
     let resume = !plan.isNew;
     const args = (): string[] => argsOf(plan, resume, native);
-    if ((yield* attempt(plan, args(), env, cwd, signal, transcript, resume, approvals)) === 'session-not-found') {
+    const run = { content, env, cwd, signal, transcript, approvals, native: () => native };
+    if ((yield* attempt(plan, args(), run, resume)) === 'session-not-found') {
       native = randomUUID();
       resume = false;
       await record(plan, cwd, { nativeSessionId: native, start: false });
       yield { type: 'notice', message: 'Claude Code no longer had this conversation, so this turn started a new one; earlier messages stay in this session but the agent does not remember them.' };
-      yield* attempt(plan, args(), env, cwd, signal, transcript, resume, approvals);
+      yield* attempt(plan, args(), run, resume);
     }
   } finally {
     await transcript.flush();
@@ -76,16 +83,19 @@ export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal, appr
   }
 }
 
-async function* attempt(
-  plan: CliaTurnPlan,
-  args: string[],
-  env: Record<string, string>,
-  cwd: string,
-  signal: AbortSignal,
-  transcript: LineAppender,
-  resume: boolean,
-  approvals: Approvals | undefined,
-): AsyncGenerator<RuntimeEvent, Attempt> {
+/** What one attempt of a turn runs with. */
+interface AttemptRun {
+  content: UserContent;
+  env: Record<string, string>;
+  cwd: string;
+  signal: AbortSignal;
+  transcript: LineAppender;
+  approvals: Approvals | undefined;
+  native(): string;
+}
+
+async function* attempt(plan: CliaTurnPlan, args: string[], run: AttemptRun, resume: boolean): AsyncGenerator<RuntimeEvent, Attempt> {
+  const { env, cwd, signal, transcript, approvals } = run;
   if (signal.aborted) {
     yield { type: 'done', finishReason: 'aborted' };
     return 'ended';
@@ -93,7 +103,7 @@ async function* attempt(
   let proc: CliProcess;
   try {
     const onDroppedLine = (bytes: number): void => plan.ctx.log.warn({ bytes, session: plan.sessionId }, 'clia output line over the size limit dropped');
-    proc = await startCliProcess(plan.ctx.supervisor, { command: plan.ctx.config.bins.clia, args, cwd, env, onDroppedLine, stdin: plan.promptOnStdin });
+    proc = await startCliProcess(plan.ctx.supervisor, { command: plan.ctx.config.bins.clia, args, cwd, env, onDroppedLine, stdin: true });
   } catch (err) {
     yield { type: 'error', message: startFailure(err as NodeJS.ErrnoException, plan.ctx.config.bins.clia) };
     return 'ended';
@@ -101,8 +111,14 @@ async function* attempt(
   const onAbort = (): void => proc.interrupt(plan.ctx.config.chat.abortGraceMs);
   signal.addEventListener('abort', onAbort, { once: true });
   const parser = new CliaParser();
-  // stdin stays open until the result: the CLI's permission questions are answered on it.
-  if (plan.promptOnStdin) proc.write(userMessage(plan.prompt));
+  // stdin stays open until the result: the CLI's permission questions are answered on it, and a steer written.
+  proc.write(userMessage(run.content));
+  const { input } = plan;
+  const openInput = (): void =>
+    input.open({
+      write: (line) => proc.write(line),
+      record: (steer) => transcript.add(userLine(steer.text, run.native(), steer.attachments)),
+    });
   // A resume's lines wait until `init` shows the CLI found the session; a miss is not recorded.
   const held: string[] = [];
   let ended = false;
@@ -110,12 +126,18 @@ async function* attempt(
     for await (const line of proc.lines) {
       const events = parser.push(line);
       for (const ask of parser.takeAsks()) answerCanUseTool(ask, approvals, cwd, (reply) => proc.write(reply));
-      if (parser.result) proc.endInput();
+      // A steer is taken once `init` shows the session was found, until the first result.
+      if (parser.sawInit && !parser.result && !input.isOpen && !ended) openInput();
+      if (parser.result) {
+        input.close();
+        proc.endInput();
+      }
       if (isControlLine(line)) continue;
       if (resume && !parser.sawInit) held.push(line);
       else transcript.add(...held.splice(0), line);
       for (const event of events) yield event.type === 'tool-call' ? { ...event, title: toolTitle(event.name, event.input, cwd) } : event;
-      if (parser.result && !ended && !(resume && !parser.sawInit && parser.result.sessionNotFound && !signal.aborted)) {
+      // After a steer the CLI may answer it as one more turn before it exits: the end is then its exit.
+      if (parser.result && !ended && input.steered === 0 && !(resume && !parser.sawInit && parser.result.sessionNotFound && !signal.aborted)) {
         ended = true;
         // Written before `done`, so a client that reloads the messages right away sees the answer.
         await transcript.flush();
@@ -130,19 +152,19 @@ async function* attempt(
     if (!ended) yield outcomeOf({ aborted: signal.aborted, result: parser.result, exit, stderr: proc.stderrTail() });
     return 'ended';
   } finally {
+    input.close();
     signal.removeEventListener('abort', onAbort);
     await proc.stop();
   }
 }
 
 /**
- * The CLI's arguments: the manifest's templates; with the prompt on stdin, their `-- {prompt}`
- * tail is replaced by the stream-json input flag and the permission mode's flags.
+ * The CLI's arguments: the manifest's templates, their `-- {prompt}` tail replaced by the
+ * stream-json input flag (the prompt goes on stdin) and the permission mode's flags.
  */
 function argsOf(plan: CliaTurnPlan, resume: boolean, native: string): string[] {
   const { binding } = plan;
   const template = resume ? (binding.resume_args ?? binding.args) : binding.args;
-  if (!plan.promptOnStdin) return fillArgs(template, { prompt: plan.prompt, session_id: native });
   const end = template.indexOf('--');
   const modeArgs = plan.permissionMode === 'auto' ? [] : binding.permission_mode_args?.[plan.permissionMode];
   if (!binding.stream_input_args || !modeArgs) throw new Error(`The clia_code manifest has no arguments for permission_mode ${plan.permissionMode}`);
@@ -169,10 +191,13 @@ async function record(plan: CliaTurnPlan, cwd: string, at: { nativeSessionId: st
  * The prompt in the shape the CLI echoes a user message (`--replay-user-messages`), without
  * `isReplay`: this line is the record of the prompt, and readers skip the CLI's own echoes.
  */
-function userLine(prompt: string, nativeSessionId: string): string {
+function userLine(prompt: string, nativeSessionId: string, attachments: readonly Attachment[] | undefined): string {
+  const records = attachmentRecords(attachments);
   return JSON.stringify({
     type: 'user',
     message: { role: 'user', content: prompt },
+    // The service's own field: what /api/messages shows of the attachments, never their bytes.
+    ...(records ? { attachments: records } : {}),
     session_id: nativeSessionId,
     parent_tool_use_id: null,
     uuid: randomUUID(),

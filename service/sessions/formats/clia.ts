@@ -1,5 +1,5 @@
 import type { LogEntry, Role } from '../types.js';
-import { isObject, isoTime, messageEntry, num, positionId, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
+import { attachmentsOf, isObject, isoTime, messageEntry, num, positionId, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
 import { looksWhole, topType } from './quick.js';
 
 /**
@@ -44,7 +44,7 @@ function user(record: Json, ctx: LineContext): LogEntry[] {
   const time = isoTime(record.timestamp);
   const content = message.content;
   const results = Array.isArray(content) ? content.filter((b): b is Json => isObject(b) && b.type === 'tool_result') : [];
-  if (results.length === 0) return [messageEntry(ctx, id, 'user', time, { text: textOf(content) })];
+  if (results.length === 0) return [messageEntry(ctx, id, 'user', time, { text: textOf(content), attachments: attachmentsOf(record.attachments) })];
   const out: LogEntry[] = [];
   const text = textOf(content);
   if (text) out.push(messageEntry(ctx, id, 'user', time, { text }));

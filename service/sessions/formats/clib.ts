@@ -1,5 +1,5 @@
 import type { LogEntry, Role } from '../types.js';
-import { isObject, isoTime, messageEntry, num, positionId, str, usageEntry, type Json, type LineContext } from './common.js';
+import { attachmentsOf, isObject, isoTime, messageEntry, num, positionId, str, usageEntry, type Json, type LineContext } from './common.js';
 import { looksWhole, startsWith, stringAt, topType } from './quick.js';
 import { TOOL_ITEM_TYPES, toolResultOf } from '../../runtimes/clib/tool-items.js';
 
@@ -96,10 +96,4 @@ function peekItem(line: Buffer): Role[] | undefined {
   if (TOOL_ITEM_TYPES.has(type)) return ['tool'];
   if (SILENT_ITEMS.has(type)) return [];
   return undefined;
-}
-
-/** The service's record of a user message's attachments: name, path and type, nothing else. */
-function attachmentsOf(value: unknown): Array<{ name: string; path: string; mime: string }> | undefined {
-  if (!Array.isArray(value)) return undefined;
-  return value.flatMap((a) => (isObject(a) && typeof a.name === 'string' && typeof a.path === 'string' && typeof a.mime === 'string' ? [{ name: a.name, path: a.path, mime: a.mime }] : []));
 }

@@ -101,3 +101,9 @@ export function usageEntry(ctx: LineContext, usage: UsageRecord): LogEntry {
 export function positionId(ctx: LineContext, n = 0): string {
   return n === 0 ? `@${ctx.position}` : `@${ctx.position}.${n}`;
 }
+
+/** The service's record of a user message's attachments: name, path and type, nothing else. */
+export function attachmentsOf(value: unknown): Array<{ name: string; path: string; mime: string }> | undefined {
+  if (!Array.isArray(value)) return undefined;
+  return value.flatMap((a) => (isObject(a) && typeof a.name === 'string' && typeof a.path === 'string' && typeof a.mime === 'string' ? [{ name: a.name, path: a.path, mime: a.mime }] : []));
+}

@@ -13,7 +13,7 @@
 // "holdout" leaves a background process holding stdout open after it exits.
 // SIGINT mid-turn answers like run 37 (partial text, "[Request interrupted by user]", an
 // error_during_execution result, exit 0). FAKE_CLAUDE_LOG=<file> appends one JSON line per
-// run: argv, cwd, pid, the credentials it saw, whether stdin was /dev/null.
+// run: argv, cwd, pid, the credentials it saw, whether stdin was /dev/null, the prompt read on stdin.
 // "bench <n> [gap <ms>]" (benchmarks): n deltas, each carrying the time it was written, <ms> apart.
 // With `--input-format stream-json` the prompt is the first user message on stdin (research
 // clia-protocol.md §6); with `--permission-prompt-tool stdio` too, "perm <n>" asks n times
@@ -73,7 +73,7 @@ if (process.env.FAKE_CLAUDE_LOG) {
   const seen = (k) => (process.env[k] === undefined ? null : process.env[k]);
   appendFileSync(
     process.env.FAKE_CLAUDE_LOG,
-    JSON.stringify({ argv, cwd: process.cwd(), pid: process.pid, stdinNull, env: { ANTHROPIC_API_KEY: seen('ANTHROPIC_API_KEY'), CLAUDE_CODE_OAUTH_TOKEN: seen('CLAUDE_CODE_OAUTH_TOKEN'), HOME: seen('HOME'), SPACE_API_KEY: seen('SPACE_API_KEY'), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: seen('CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC') } }) + '\n',
+    JSON.stringify({ argv, cwd: process.cwd(), pid: process.pid, stdinNull, ...(streamInput ? { stdinPrompt: prompt } : {}), env: { ANTHROPIC_API_KEY: seen('ANTHROPIC_API_KEY'), CLAUDE_CODE_OAUTH_TOKEN: seen('CLAUDE_CODE_OAUTH_TOKEN'), HOME: seen('HOME'), SPACE_API_KEY: seen('SPACE_API_KEY'), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: seen('CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC') } }) + '\n',
   );
 }
 

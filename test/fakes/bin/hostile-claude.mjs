@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A hostile double of the Claude Code CLI (`claude -p ... --output-format stream-json`) for the
 // adversarial suite: the lines it prints are the recorded ones (test/fixtures/clia/runs/02),
-// but what it does with them is picked by the prompt (the positional after `--`):
+// but what it does with them is picked by the prompt (with `--input-format stream-json` the
+// first user message on stdin, as the service sends it; else the positional after `--`):
 //   "crash"           a few deltas, then SIGKILLs itself, leaving a grandchild that ignores SIGTERM
 //   "exit1"           exits 1 at once, nothing on stdout, one stderr line
 //   "nonjson"         prints lines that are not JSON (and raw bytes), then exits 0
@@ -13,11 +14,12 @@
 //   "inject"          a delta whose text tries to forge SSE frames
 //   "silent <ms>"     init, <ms> of silence, then the answer
 //   "slow <n>"        n small deltas 100 ms apart (a turn that runs a while), then the result
-// Each run appends {pid, argv, cwd, env} as one JSON line to $FAKE_CLAUDE_LOG (as the other
+// Each run appends {pid, argv, cwd, env, stdinPrompt} as one JSON line to $FAKE_CLAUDE_LOG (as the other
 // double does), so tests can check its process group and what it was given.
 import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -27,15 +29,30 @@ const recorded = readFileSync(path.join(here, '../../fixtures/clia/runs/02-resum
   .map((l) => JSON.parse(l));
 const argv = process.argv.slice(2);
 const end = argv.indexOf('--');
-const prompt = end === -1 ? '' : argv.slice(end + 1).join(' ');
 const flag = (name) => {
   const i = argv.indexOf(name);
   return i === -1 || (end !== -1 && i > end) ? undefined : argv[i + 1];
 };
+const streamInput = flag('--input-format') === 'stream-json';
+/** The first user message's text on stdin ('' if stdin ends first). */
+const firstUserMessage = () =>
+  new Promise((resolve) => {
+    const lines = createInterface({ input: process.stdin });
+    lines.on('line', (l) => {
+      try {
+        const msg = JSON.parse(l);
+        if (msg.type === 'user') resolve(typeof msg.message?.content === 'string' ? msg.message.content : '');
+      } catch {
+        // not a message
+      }
+    });
+    lines.on('close', () => resolve(''));
+  });
+const prompt = streamInput ? await firstUserMessage() : end === -1 ? '' : argv.slice(end + 1).join(' ');
 const sessionId = flag('--resume') ?? flag('--session-id') ?? crypto.randomUUID();
 if (process.env.FAKE_CLAUDE_LOG) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => /KEY|TOKEN|SECRET|SPACE_/.test(k)));
-  appendFileSync(process.env.FAKE_CLAUDE_LOG, `${JSON.stringify({ pid: process.pid, argv, cwd: process.cwd(), env })}\n`);
+  appendFileSync(process.env.FAKE_CLAUDE_LOG, `${JSON.stringify({ pid: process.pid, argv, cwd: process.cwd(), env, ...(streamInput ? { stdinPrompt: prompt } : {}) })}\n`);
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
