@@ -3,7 +3,7 @@ import { CountStore } from './count-store.js';
 import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader, type LogVersion } from './logs.js';
-import { mergeSessions, nonBlank, PRECEDENCE, type SessionView } from './merge.js';
+import { byPrecedence, mergeSessions, nonBlank, type SessionView } from './merge.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
@@ -73,6 +73,15 @@ export class SessionIndex {
    */
   async current(): Promise<void> {
     await this.built;
+  }
+
+  /**
+   * Applies what the watcher has gathered but not handed over yet, and waits for a refresh
+   * under way: for an answer that must reflect the disk as of the request (usage).
+   */
+  async settle(): Promise<void> {
+    await this.current();
+    if (this.watcher?.flush() || this.refreshScheduled) await this.queue;
   }
 
   /** Every session, newest first. */
@@ -255,7 +264,7 @@ function titledIds(records: readonly SourceRecord[]): Set<string> {
   const titled = new Set<string>();
   for (const r of records) {
     const owner = owners.get(r.id);
-    if (!owner || PRECEDENCE.indexOf(r.source) < PRECEDENCE.indexOf(owner.source)) owners.set(r.id, r);
+    if (!owner || byPrecedence(r, owner) < 0) owners.set(r.id, r);
     if (r.source === 'project' && nonBlank(r.title)) titled.add(r.id);
   }
   for (const [id, owner] of owners) if (nonBlank(owner.title)) titled.add(id);

@@ -7,6 +7,8 @@ import { roleOf, type SessionRoots } from './layout.js';
 export interface SessionWatcher {
   /** Resolves once every root is watched (a root that does not exist yet is watched for). */
   readonly ready: Promise<void>;
+  /** Hands over the batch still gathering now, without waiting out the debounce; false when there is none. */
+  flush(): boolean;
   close(): Promise<void>;
 }
 
@@ -24,19 +26,24 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
   });
   let pending = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
+  const flush = (): boolean => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending.size === 0) return false;
+    const batch = [...pending];
+    pending = new Set();
+    onChanged(batch);
+    return true;
+  };
   watcher.on('all', (_event, target) => {
     pending.add(target);
-    timer ??= setTimeout(() => {
-      timer = undefined;
-      const batch = [...pending];
-      pending = new Set();
-      onChanged(batch);
-    }, DEBOUNCE_MS);
+    timer ??= setTimeout(flush, DEBOUNCE_MS);
   });
   watcher.on('error', (err) => log.warn({ err: String(err) }, 'session watcher error'));
   const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   return {
     ready,
+    flush,
     close: async () => {
       if (timer) clearTimeout(timer);
       await watcher.close();

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import { Foreground } from '../process/foreground.js';
@@ -8,6 +9,7 @@ import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
 import { Pricer, startState, type ScanState } from './collect.js';
 import { dayOfMs, endsBefore } from './days.js';
+import { DAY_MS } from './types.js';
 import type { CurrentPrices, PriceFiles } from './price-file.js';
 import type { BatchRequest, BatchResult } from './scan-batch.js';
 import { scanLog } from './scan.js';
@@ -15,9 +17,10 @@ import { emptyUsage, type LogUsage, type SessionUsage } from './types.js';
 import type { ScanWorkers } from './workers.js';
 
 interface Tracked {
-  /** What the log was when last read: a file's inode and size. */
+  /** What the log was when last read: a file's inode, size and mtime (epoch ms). */
   ino?: number;
   size?: number;
+  mtimeMs?: number;
   state: ScanState;
   usage: LogUsage;
 }
@@ -47,6 +50,8 @@ export class UsageStore {
   private readonly deferred = new Map<string, number>();
   /** Paths (log files, SQLite stores) changed since the last refresh. */
   private readonly dirty = new Set<string>();
+  /** SQLite stores read from, with their files' key (storeKey) before the read. */
+  private readonly stores = new Map<string, string>();
   private pricesVersion: string | undefined;
   /** The last full pass: the index's views it was made from, the days it read, its answer. */
   private settled: Settled | undefined;
@@ -99,6 +104,11 @@ export class UsageStore {
       this.pricesVersion = prices.version;
     }
     const pricer = new Pricer(prices.table);
+    // What the request covers is checked against the disk now: a watcher batch still pending
+    // is applied, and a log in the window that changed since it was read is read again,
+    // whether or not the watcher has said so yet.
+    await this.index.settle();
+    this.checkDisk(sinceDay);
     const views = await this.index.list();
     // The same sessions as the last pass, which read all the days this request wants: only
     // logs changed since need reading, and none at all on an unchanged corpus.
@@ -108,6 +118,22 @@ export class UsageStore {
       if (await this.readChanged(settled, pricer)) return settled.answer;
     }
     return this.fullPass(views, prices, pricer, sinceDay);
+  }
+
+  /**
+   * Marks dirty every read log that may hold records from `sinceDay` on (it last changed on
+   * or after that day) whose inode, size or mtime differs from when it was read, and every
+   * SQLite store whose files changed. Synchronous stats: about 1.5 µs each from the inode
+   * cache, where a promise per stat costs ten times that.
+   */
+  private checkDisk(sinceDay: number | undefined): void {
+    const from = sinceDay === undefined ? -Infinity : sinceDay * DAY_MS;
+    for (const [id, t] of this.tracked) {
+      if (t.mtimeMs === undefined || t.mtimeMs < from) continue;
+      const st = statSync(id, { throwIfNoEntry: false });
+      if (!st || st.ino !== t.ino || st.size !== t.size || st.mtimeMs !== t.mtimeMs) this.dirty.add(id);
+    }
+    for (const [db, key] of this.stores) if (storeKey(db) !== key) this.dirty.add(db);
   }
 
   /**
@@ -198,7 +224,7 @@ export class UsageStore {
         continue;
       }
       this.deferred.delete(r.key);
-      this.tracked.set(r.key, { ino: r.ino, size: r.size, state: r.state, usage: r.usage });
+      this.tracked.set(r.key, { ino: r.ino, size: r.size, mtimeMs: r.mtimeMs, state: r.state, usage: r.usage });
     }
   }
 
@@ -210,13 +236,15 @@ export class UsageStore {
     let fallbackDay = dayOfMs(l.updatedAtMs || Date.now());
     let ino: number | undefined;
     let size: number | undefined;
-    if (l.log.kind !== 'sqlite') {
+    let mtimeMs: number | undefined;
+    if (l.log.kind === 'sqlite') this.stores.set(l.log.db, storeKey(l.log.db));
+    else {
       const st = await stat(l.log.path).catch(() => undefined);
       if (!st) {
         this.tracked.delete(id);
         return;
       }
-      ({ ino, size } = st);
+      ({ ino, size, mtimeMs } = st);
       if (!t && l.log.kind === 'file' && endsBefore(st.mtimeMs, sinceDay)) {
         this.deferred.set(id, st.mtimeMs);
         return;
@@ -229,6 +257,7 @@ export class UsageStore {
     t ??= { state: startState(), usage: emptyUsage() };
     t.ino = ino;
     t.size = size;
+    t.mtimeMs = mtimeMs;
     this.tracked.set(id, t);
     try {
       await scanLog(this.index, l.log, t.state, t.usage, pricer, fallbackDay);
@@ -257,6 +286,13 @@ function covers(read: number | undefined, wanted: number | undefined): boolean {
 
 function widest(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined || b === undefined ? undefined : Math.min(a, b);
+}
+
+/** A SQLite store's main and -wal files as they are now (what a write changes). */
+function storeKey(db: string): string {
+  const main = statSync(db, { throwIfNoEntry: false });
+  const wal = statSync(`${db}-wal`, { throwIfNoEntry: false });
+  return `${main?.ino}:${main?.size}:${main?.mtimeMs}:${wal?.size}:${wal?.mtimeMs}`;
 }
 
 function logId(ref: LogRef): string {
