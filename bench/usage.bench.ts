@@ -81,7 +81,7 @@ function bareParse(files: string[]): number {
 const sizeOf = (files: string[]): number => files.reduce((n, f) => n + statSync(f).size, 0);
 const mbps = (bytes: number, ms: number): string => `${(bytes / MB / (ms / 1000)).toFixed(0)} MB/s`;
 
-const build = spawnSync(process.execPath, [path.join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+const build = spawnSync(process.execPath, [path.join('build', 'ensure-built.mjs')], { stdio: 'inherit' });
 if (build.status !== 0) throw new Error('the build failed');
 
 const root = await mkdtemp(path.join(os.tmpdir(), 'space-bench-usage-'));
