@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import { CountStore } from './count-store.js';
+import { IndexSnapshot } from './index-store.js';
 import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader, type LogVersion } from './logs.js';
@@ -36,26 +37,38 @@ export class SessionIndex {
   private readonly listeners = new Set<(changes: LogChange[]) => void>();
 
   private readonly counts: CountStore | undefined;
+  private readonly snapshot: IndexSnapshot | undefined;
 
   constructor(
     readonly roots: SessionRoots,
     private readonly log: Logger,
-    private readonly options: { watch?: boolean; countsFile?: string } = {},
+    private readonly options: { watch?: boolean; countsFile?: string; indexFile?: string } = {},
   ) {
     this.files = new SourceFiles(roots, this.logs, log);
     this.counts = options.countsFile ? new CountStore(options.countsFile, this.logs.files, log) : undefined;
+    this.snapshot = options.indexFile ? new IndexSnapshot(options.indexFile, () => this.files.saved(), log) : undefined;
   }
 
-  /** Builds the index off the request path, then starts watching. */
+  /**
+   * Builds the index off the request path, then starts watching. What an earlier run saved
+   * is taken first; the walk then reads only the files that changed since.
+   */
   start(): void {
     this.built = this.enqueue(async () => {
       const started = Date.now();
-      await this.counts?.load();
+      const [saved] = await Promise.all([this.snapshot?.load() ?? [], this.counts?.load()]);
+      this.files.restore(saved);
       // Titles that need a log's first lines come right after, off the first answer's path.
-      await this.refreshPaths(this.rootPaths(), { deferTitles: true });
-      this.log.info({ sessions: this.views.length, ms: Date.now() - started }, 'session index built');
+      const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
+      if (!rebuilt) await this.rebuild({ deferTitles: true });
+      this.log.info({ sessions: this.views.length, restored: saved.length, ms: Date.now() - started }, 'session index built');
     });
-    this.titled = this.built.then(() => this.enqueue(() => this.rebuild()));
+    this.titled = this.built.then(() =>
+      this.enqueue(async () => {
+        await this.rebuild();
+        this.snapshot?.schedule();
+      }),
+    );
     void this.titled.then(() => {
       if (this.closed) return;
       this.warmCounts();
@@ -155,7 +168,7 @@ export class SessionIndex {
     this.closed = true;
     await this.watcher?.close();
     await this.queue.catch(() => undefined);
-    await this.counts?.close();
+    await Promise.all([this.counts?.close(), this.snapshot?.close()]);
   }
 
   private rootPaths(): string[] {
@@ -168,14 +181,16 @@ export class SessionIndex {
     return this.queue;
   }
 
-  private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<void> {
-    if (this.closed) return;
+  /** True when the views were made anew. */
+  private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<boolean> {
+    if (this.closed) return false;
     const changes: LogChange[] = [];
     let structural = false;
     await eachLimited(paths, IO_CONCURRENCY, async (p) => {
       if (await this.files.apply(p, changes)) structural = true;
     });
     if (structural) await this.rebuild(options);
+    if (structural || changes.length > 0) this.snapshot?.schedule();
     if (changes.length > 0) {
       for (const listener of this.listeners) {
         try {
@@ -190,6 +205,7 @@ export class SessionIndex {
       if (structural || changes.some((c) => !c.ref)) this.warmFrom = 0;
       this.warmCounts();
     }
+    return structural;
   }
 
 
