@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { startChildService } from '../test/helpers/child-service.js';
 import { writeCorpus } from './corpus.js';
 import { ok, rssOf } from './lib.js';
 const home = '/tmp/st/home';
 if (!existsSync(home)) await writeCorpus(home, { sessions: 10_000 });
+rmSync(home + '/.space-state', { recursive: true, force: true });
 for (let run = 0; run < Number(process.argv[2] ?? 2); run++) {
   const t0 = performance.now();
   const svc = await startChildService({ home, env: { SPACE_LOG_LEVEL: 'debug' }, entry: 'dist/service/cli.js' });

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readdirSync, statSync, watch, type Dirent, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { roleOf, type SessionRoots } from './layout.js';
@@ -68,14 +68,16 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
       report(dir);
     });
     watchers.set(dir, w);
-    let names: string[];
+    let entries: Dirent[];
     try {
-      names = readdirSync(dir);
+      entries = readdirSync(dir, { withFileTypes: true });
     } catch {
       return;
     }
-    for (const name of names) {
-      const child = path.join(dir, name);
+    for (const entry of entries) {
+      // Files (most entries: the logs) need no watch of their own.
+      if (!entry.isDirectory() && !entry.isSymbolicLink()) continue;
+      const child = path.join(dir, entry.name);
       if (roleOf(roots, child)?.type === 'dir' && isFolder(child)) watchTree(child);
     }
   };
