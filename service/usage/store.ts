@@ -11,6 +11,7 @@ import { Pricer, startState, type ScanState } from './collect.js';
 import { dayOfMs, endsBefore } from './days.js';
 import { DAY_MS } from './types.js';
 import type { CurrentPrices, PriceFiles } from './price-file.js';
+import type { SavedLog, SavedUsage } from './saved.js';
 import type { BatchRequest, BatchResult } from './scan-batch.js';
 import { scanLog } from './scan.js';
 import { emptyUsage, type LogUsage, type SessionUsage } from './types.js';
@@ -21,6 +22,8 @@ interface Tracked {
   ino?: number;
   size?: number;
   mtimeMs?: number;
+  /** A JSONL log (the kind whose aggregates are saved across restarts). */
+  file?: boolean;
   state: ScanState;
   usage: LogUsage;
 }
@@ -33,6 +36,8 @@ export class StoreStopped extends Error {
 }
 
 const SCAN_CONCURRENCY = 8;
+/** Aggregates are saved this long after the last pass that changed them (and at stop). */
+const SAVE_DELAY_MS = 5000;
 /** New logs that make a cold pass worth the workers, and logs per batch sent to one. */
 const WORKER_MIN_LOGS = 8;
 const WORKER_BATCH = 64;
@@ -53,11 +58,17 @@ export class UsageStore {
   /** SQLite stores read from, with their files' key (storeKey) before the read. */
   private readonly stores = new Map<string, string>();
   private pricesVersion: string | undefined;
+  private lastPrices: CurrentPrices | undefined;
   /** The last full pass: the index's views it was made from, the days it read, its answer. */
   private settled: Settled | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
+  /** Whether what an earlier run saved was taken (at the first pass, once the prices are known). */
+  private restored = false;
+  /** Logs whose aggregates changed (or went) since the last save. */
+  private readonly unsaved = new Set<string>();
+  private saveTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly index: SessionIndex,
@@ -67,6 +78,8 @@ export class UsageStore {
     private readonly workers?: ScanWorkers,
     /** Reading logs is a foreground pass (background indexing pauses meanwhile). */
     private readonly foreground = new Foreground(),
+    /** Where aggregates are kept across restarts; without it every start reads every log. */
+    private readonly saved?: SavedUsage,
   ) {}
 
   start(): void {
@@ -80,6 +93,12 @@ export class UsageStore {
     this.closed = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    clearTimeout(this.saveTimer);
+    // After a pass under way has ended (it stops at its next log): what it finished is kept.
+    await this.queue;
+    if (this.saveTimer) this.save();
+    this.saveTimer = undefined;
+    this.saved?.close();
     await this.workers?.close();
   }
 
@@ -102,7 +121,9 @@ export class UsageStore {
       this.tracked.clear();
       this.settled = undefined;
       this.pricesVersion = prices.version;
+      this.lastPrices = prices;
     }
+    if (!this.restored) this.restore(prices);
     const pricer = new Pricer(prices.table);
     // What the request covers is checked against the disk now: a watcher batch still pending
     // is applied, and a log in the window that changed since it was read is read again,
@@ -118,6 +139,47 @@ export class UsageStore {
       if (await this.readChanged(settled, pricer)) return settled.answer;
     }
     return this.fullPass(views, prices, pricer, sinceDay);
+  }
+
+  /** Takes the aggregates an earlier run saved under these prices; logs that grew since are read from where they stopped. */
+  private restore(prices: CurrentPrices): void {
+    this.restored = true;
+    if (!this.saved) return;
+    const started = Date.now();
+    const { logs, grown } = this.saved.load(prices);
+    for (const [id, log] of logs) if (!this.tracked.has(id)) this.tracked.set(id, { ...log, file: true });
+    for (const id of grown) this.dirty.add(id);
+    if (logs.size > 0) this.log.info({ logs: logs.size, grown: grown.size, ms: Date.now() - started }, 'usage aggregates restored');
+  }
+
+  private scheduleSave(): void {
+    if (!this.saved || this.unsaved.size === 0 || this.saveTimer) return;
+    this.saveTimer = setTimeout(() => {
+      // In turn with the passes: a save never sees a log half read.
+      this.queue = this.queue.then(() => {
+        this.saveTimer = undefined;
+        this.save();
+      });
+    }, SAVE_DELAY_MS);
+    this.saveTimer.unref();
+  }
+
+  /** Writes the JSONL logs' aggregates that changed since the last save. */
+  private save(): void {
+    const prices = this.lastPrices;
+    if (!this.saved || !prices || this.unsaved.size === 0) return;
+    const changed = new Map<string, SavedLog | undefined>();
+    for (const id of this.unsaved) {
+      if (id.includes('\0')) continue; // a SQLite store's session: read again at each start
+      const t = this.tracked.get(id);
+      changed.set(id, t && isSavable(t) ? t : undefined);
+    }
+    this.unsaved.clear();
+    this.saved.save(prices, changed, () => {
+      const all = new Map<string, SavedLog>();
+      for (const [id, t] of this.tracked) if (isSavable(t)) all.set(id, t);
+      return all;
+    });
   }
 
   /**
@@ -149,6 +211,8 @@ export class UsageStore {
     // unread for a shorter window would be missing from a later, wider one).
     if (changed.length > 0) await this.foreground.run(() => eachLimited(changed, SCAN_CONCURRENCY, (l) => this.read(l, pricer, settled.sinceDay)));
     if (this.closed) throw new StoreStopped();
+    for (const l of changed) this.unsaved.add(logId(l.log));
+    this.scheduleSave();
     if (changed.some((l, i) => this.tracked.get(logId(l.log)) !== before[i])) return false;
     // A new answer object: the same sessions, whose usage was added to in place.
     settled.answer = { ...settled.answer };
@@ -163,7 +227,11 @@ export class UsageStore {
     const dirty = new Set(this.dirty);
     this.dirty.clear();
     const listed = new Set(logs.map((l) => logId(l.log)));
-    for (const id of this.tracked.keys()) if (!listed.has(id)) this.tracked.delete(id);
+    for (const id of this.tracked.keys()) {
+      if (listed.has(id)) continue;
+      this.tracked.delete(id);
+      this.unsaved.add(id);
+    }
     for (const id of this.deferred.keys()) if (!listed.has(id) || dirty.has(id)) this.deferred.delete(id);
     const todo = logs.filter((l) => {
       const id = logId(l.log);
@@ -194,6 +262,8 @@ export class UsageStore {
     // Every log of these views is now read for these days, but for the changes that arrived
     // meanwhile (still in `dirty`, for the next request).
     this.settled = { views, byPath: logsByFile(logs), sinceDay, answer };
+    for (const l of todo) this.unsaved.add(logId(l.log));
+    this.scheduleSave();
     return answer;
   }
 
@@ -224,7 +294,7 @@ export class UsageStore {
         continue;
       }
       this.deferred.delete(r.key);
-      this.tracked.set(r.key, { ino: r.ino, size: r.size, mtimeMs: r.mtimeMs, state: r.state, usage: r.usage });
+      this.tracked.set(r.key, { ino: r.ino, size: r.size, mtimeMs: r.mtimeMs, file: true, state: r.state, usage: r.usage });
     }
   }
 
@@ -258,6 +328,7 @@ export class UsageStore {
     t.ino = ino;
     t.size = size;
     t.mtimeMs = mtimeMs;
+    t.file = l.log.kind === 'file';
     this.tracked.set(id, t);
     try {
       await scanLog(this.index, l.log, t.state, t.usage, pricer, fallbackDay);
@@ -286,6 +357,10 @@ function covers(read: number | undefined, wanted: number | undefined): boolean {
 
 function widest(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined || b === undefined ? undefined : Math.min(a, b);
+}
+
+function isSavable(t: Tracked): t is Tracked & SavedLog {
+  return t.file === true && t.ino !== undefined && t.size !== undefined && t.mtimeMs !== undefined;
 }
 
 /** A SQLite store's main and -wal files as they are now (what a write changes). */
