@@ -31,6 +31,7 @@ export class SessionIndex {
   private watcher: SessionWatcher | undefined;
   private closed = false;
   private warming = false;
+  private countsAnnounced = false;
   private warmFrom = 0;
   /** Logs that changed since they were counted, by path: counted first. */
   private readonly recount = new Map<string, LogRef>();
@@ -263,7 +264,9 @@ export class SessionIndex {
           await this.messageCount(views[i]!).catch(() => undefined);
           counted++;
         }
-        if (counted > 0 && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
+        // Said once per start even when every count was saved (nothing to count), then after each catch-up.
+        if ((counted > 0 || !this.countsAnnounced) && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
+        this.countsAnnounced = true;
       } finally {
         this.warming = false;
         // A change that came as the walk ended.
