@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, closeSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import Database from 'better-sqlite3';
@@ -27,8 +27,8 @@ const RULES = 2;
  * The usage store's per-log aggregates, kept across restarts in a SQLite file of the state
  * folder (0600): one row per JSONL log, written in one transaction per save, so a kill -9
  * leaves the last committed save whole. Each row carries the inode, size and mtime of the
- * log it was read from; at start they are checked against the disk (one stat per log), and
- * a log that changed is read again (from where it stopped when it only grew). Rows made
+ * log it was read from; when the store takes a row they are checked against the disk, and a
+ * log that changed is read again (from where it stopped when it only grew). Rows made
  * under other prices or other counting rules are dropped at load; a file that does not open
  * as this store is removed and the store starts empty.
  */
@@ -40,34 +40,32 @@ export class SavedUsage {
     private readonly log: Logger,
   ) {}
 
-  /** The logs saved under these prices, still as they are on disk (grown ones: `grown`). */
-  load(prices: CurrentPrices): { logs: Map<string, SavedLog>; grown: Set<string> } {
-    const logs = new Map<string, SavedLog>();
-    const grown = new Set<string>();
+  /**
+   * The logs saved under these prices and rules (none when they differ). Only their ids are
+   * read at start: a log's row is read when a request first needs that log (get), so a
+   * restart's default report reads the rows of the logs in its window only.
+   */
+  ids(prices: CurrentPrices): Set<string> {
     const db = this.open();
-    if (!db) return { logs, grown };
+    if (!db) return new Set();
     try {
       const version = db.prepare("SELECT value FROM meta WHERE key = 'version'").get() as { value: string } | undefined;
-      if (version?.value !== versionOf(prices)) return { logs, grown };
-      for (const row of db.prepare('SELECT id, data FROM logs').iterate() as Iterable<{ id: string; data: Buffer }>) {
-        let saved: SavedLog;
-        try {
-          saved = deserialize(row.data) as SavedLog;
-        } catch {
-          continue;
-        }
-        const st = statSync(row.id, { throwIfNoEntry: false });
-        // Gone, replaced or cut short: read afresh. Grown in place: read from where it stopped.
-        if (!st || st.ino !== saved.ino || st.size < saved.size) continue;
-        if (st.size !== saved.size || st.mtimeMs !== saved.mtimeMs) grown.add(row.id);
-        logs.set(row.id, saved);
-      }
+      if (version?.value !== versionOf(prices)) return new Set();
+      return new Set((db.prepare('SELECT id FROM logs').pluck().all() as string[]));
     } catch (err) {
       this.log.warn({ err: String(err) }, 'saved usage not read; reading the logs');
-      logs.clear();
-      grown.clear();
+      return new Set();
     }
-    return { logs, grown };
+  }
+
+  /** One log's saved aggregates, or undefined when its row is missing or unreadable. */
+  get(id: string): SavedLog | undefined {
+    try {
+      const row = this.open()?.prepare('SELECT data FROM logs WHERE id = ?').pluck().get(id) as Buffer | undefined;
+      return row ? (deserialize(row) as SavedLog) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Writes the logs that changed (undefined: forget it); all of them anew when the prices are not those saved. */

@@ -64,8 +64,10 @@ export class UsageStore {
   private queue: Promise<unknown> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
-  /** Whether what an earlier run saved was taken (at the first pass, once the prices are known). */
+  /** Whether the saved logs were listed (at the first pass, once the prices are known). */
   private restored = false;
+  /** Logs an earlier run saved aggregates of, not taken yet (read() takes a log's when it first needs it). */
+  private savedIds = new Set<string>();
   /** Logs whose aggregates changed (or went) since the last save. */
   private readonly unsaved = new Set<string>();
   private saveTimer: NodeJS.Timeout | undefined;
@@ -122,6 +124,7 @@ export class UsageStore {
       this.settled = undefined;
       this.pricesVersion = prices.version;
       this.lastPrices = prices;
+      this.savedIds.clear();
     }
     if (!this.restored) this.restore(prices);
     const pricer = new Pricer(prices.table);
@@ -141,15 +144,25 @@ export class UsageStore {
     return this.fullPass(views, prices, pricer, sinceDay);
   }
 
-  /** Takes the aggregates an earlier run saved under these prices; logs that grew since are read from where they stopped. */
+  /** Lists the logs an earlier run saved aggregates of under these prices. */
   private restore(prices: CurrentPrices): void {
     this.restored = true;
     if (!this.saved) return;
     const started = Date.now();
-    const { logs, grown } = this.saved.load(prices);
-    for (const [id, log] of logs) if (!this.tracked.has(id)) this.tracked.set(id, { ...log, file: true });
-    for (const id of grown) this.dirty.add(id);
-    if (logs.size > 0) this.log.info({ logs: logs.size, grown: grown.size, ms: Date.now() - started }, 'usage aggregates restored');
+    this.savedIds = this.saved.ids(prices);
+    if (this.savedIds.size > 0) this.log.info({ logs: this.savedIds.size, ms: Date.now() - started }, 'usage aggregates saved by an earlier run found');
+  }
+
+  /** A log's saved aggregates when they are of this very file (`st`); unchanged: nothing to read. */
+  private fromSaved(id: string, st: { ino: number; size: number; mtimeMs: number }): { t: Tracked; unchanged: boolean } | undefined {
+    if (!this.savedIds.delete(id)) return undefined;
+    const saved = this.saved?.get(id);
+    // Replaced or cut short since: read afresh (the row is rewritten at the next save).
+    if (!saved || saved.ino !== st.ino || saved.size > st.size) {
+      this.unsaved.add(id);
+      return undefined;
+    }
+    return { t: { ...saved, file: true }, unchanged: saved.size === st.size && saved.mtimeMs === st.mtimeMs };
   }
 
   private scheduleSave(): void {
@@ -211,7 +224,6 @@ export class UsageStore {
     // unread for a shorter window would be missing from a later, wider one).
     if (changed.length > 0) await this.foreground.run(() => eachLimited(changed, SCAN_CONCURRENCY, (l) => this.read(l, pricer, settled.sinceDay)));
     if (this.closed) throw new StoreStopped();
-    for (const l of changed) this.unsaved.add(logId(l.log));
     this.scheduleSave();
     if (changed.some((l, i) => this.tracked.get(logId(l.log)) !== before[i])) return false;
     // A new answer object: the same sessions, whose usage was added to in place.
@@ -220,9 +232,10 @@ export class UsageStore {
   }
 
   private async fullPass(views: readonly SessionView[], prices: CurrentPrices, pricer: Pricer, wanted: number | undefined): Promise<Answer> {
-    // On the same list, keep the days the last pass read as well (see readChanged).
+    // Keep the days the last pass read as well (see readChanged), also on a new list (the
+    // index lists anew when titles arrive): a log left unread now would be missing later.
     const settled = this.settled;
-    const sinceDay = settled && settled.views === views ? widest(wanted, settled.sinceDay) : wanted;
+    const sinceDay = settled ? widest(wanted, settled.sinceDay) : wanted;
     const logs = logsOf(views);
     const dirty = new Set(this.dirty);
     this.dirty.clear();
@@ -230,6 +243,11 @@ export class UsageStore {
     for (const id of this.tracked.keys()) {
       if (listed.has(id)) continue;
       this.tracked.delete(id);
+      this.unsaved.add(id);
+    }
+    for (const id of this.savedIds) {
+      if (listed.has(id)) continue;
+      this.savedIds.delete(id);
       this.unsaved.add(id);
     }
     for (const id of this.deferred.keys()) if (!listed.has(id) || dirty.has(id)) this.deferred.delete(id);
@@ -241,7 +259,8 @@ export class UsageStore {
     });
     // New JSONL logs are read from the start on worker threads when there are enough of them;
     // what was appended to known logs, and the other stores, in-process.
-    const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)));
+    // (Logs with saved aggregates are taken in-process, from the saved file.)
+    const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)) && !this.savedIds.has(logId(l.log)));
     const toWorkers = this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : [];
     const onWorkers = new Set(toWorkers);
     const inProcess = todo.filter((l) => !onWorkers.has(l));
@@ -262,7 +281,6 @@ export class UsageStore {
     // Every log of these views is now read for these days, but for the changes that arrived
     // meanwhile (still in `dirty`, for the next request).
     this.settled = { views, byPath: logsByFile(logs), sinceDay, answer };
-    for (const l of todo) this.unsaved.add(logId(l.log));
     this.scheduleSave();
     return answer;
   }
@@ -294,6 +312,7 @@ export class UsageStore {
         continue;
       }
       this.deferred.delete(r.key);
+      this.unsaved.add(r.key);
       this.tracked.set(r.key, { ino: r.ino, size: r.size, mtimeMs: r.mtimeMs, file: true, state: r.state, usage: r.usage });
     }
   }
@@ -312,6 +331,7 @@ export class UsageStore {
       const st = await stat(l.log.path).catch(() => undefined);
       if (!st) {
         this.tracked.delete(id);
+        this.unsaved.add(id);
         return;
       }
       ({ ino, size, mtimeMs } = st);
@@ -321,6 +341,14 @@ export class UsageStore {
       }
       this.deferred.delete(id);
       fallbackDay = dayOfMs(st.mtimeMs);
+      if (!t && l.log.kind === 'file') {
+        const saved = this.fromSaved(id, st);
+        if (saved?.unchanged) {
+          this.tracked.set(id, saved.t);
+          return;
+        }
+        t = saved?.t;
+      }
       // Replaced, cut short, or a whole-document legacy record: read again from the start.
       if (t && (l.log.kind === 'legacy' || t.ino !== ino || (t.size ?? 0) > size)) t = undefined;
     }
@@ -330,10 +358,12 @@ export class UsageStore {
     t.mtimeMs = mtimeMs;
     t.file = l.log.kind === 'file';
     this.tracked.set(id, t);
+    this.unsaved.add(id);
     try {
       await scanLog(this.index, l.log, t.state, t.usage, pricer, fallbackDay);
     } catch (err) {
       this.tracked.delete(id);
+      this.unsaved.add(id);
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') this.log.warn({ log: logFile(l.log), err: String(err) }, 'usage: log not read');
     }
