@@ -22,6 +22,8 @@ export interface SavedLog {
  * aggregates made by other rules are discarded, never summed with new ones.
  */
 const RULES = 2;
+/** Rows per transaction (about 20 ms of serializing and writing). */
+const SLICE = 500;
 
 /**
  * The usage store's per-log aggregates, kept across restarts in a SQLite file of the state
@@ -68,30 +70,46 @@ export class SavedUsage {
     }
   }
 
-  /** Writes the logs that changed (undefined: forget it); all of them anew when the prices are not those saved. */
-  save(prices: CurrentPrices, changed: Map<string, SavedLog | undefined>, all: () => Map<string, SavedLog>): void {
+  /**
+   * Writes the logs `ids` as `current` has them now (undefined: forget the log; null: it is
+   * being read, left for the next save); every log of `all` anew when the prices are not
+   * those saved. In transactions of SLICE rows with the event loop free between them (each
+   * row is taken when its slice is written): a kill -9 between two leaves some rows older,
+   * each still whole and keyed by its file. Returns the ids left for the next save.
+   */
+  async save(prices: CurrentPrices, ids: readonly string[], current: (id: string) => SavedLog | undefined | null, all: () => string[]): Promise<string[]> {
     const db = this.open();
-    if (!db) return;
+    if (!db) return [];
     const version = versionOf(prices);
+    const left: string[] = [];
     try {
-      db.transaction(() => {
-        const saved = db.prepare("SELECT value FROM meta WHERE key = 'version'").get() as { value: string } | undefined;
-        const upsert = db.prepare('INSERT OR REPLACE INTO logs (id, data) VALUES (?, ?)');
-        const remove = db.prepare('DELETE FROM logs WHERE id = ?');
-        let rows: Iterable<[string, SavedLog | undefined]> = changed;
-        if (saved?.value !== version) {
+      const saved = db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as string | undefined;
+      const upsert = db.prepare('INSERT OR REPLACE INTO logs (id, data) VALUES (?, ?)');
+      const remove = db.prepare('DELETE FROM logs WHERE id = ?');
+      let rows = ids;
+      if (saved !== version) {
+        db.transaction(() => {
           db.prepare('DELETE FROM logs').run();
           db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?)").run(version);
-          rows = all();
-        }
-        for (const [id, log] of rows) {
-          if (log) upsert.run(id, serialize({ ino: log.ino, size: log.size, mtimeMs: log.mtimeMs, state: log.state, usage: log.usage }));
-          else remove.run(id);
-        }
-      })();
+        })();
+        rows = all();
+      }
+      for (let i = 0; i < rows.length; i += SLICE) {
+        if (!this.db) return left;
+        db.transaction(() => {
+          for (const id of rows.slice(i, i + SLICE)) {
+            const log = current(id);
+            if (log === null) left.push(id);
+            else if (log) upsert.run(id, serialize({ ino: log.ino, size: log.size, mtimeMs: log.mtimeMs, state: log.state, usage: log.usage }));
+            else remove.run(id);
+          }
+        })();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     } catch (err) {
       this.log.warn({ err: String(err) }, 'usage aggregates not saved');
     }
+    return left;
   }
 
   close(): void {

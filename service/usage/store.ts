@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import { Foreground } from '../process/foreground.js';
 import { logFile, logsByFile, logsOf, type SessionLog } from '../sessions/pipeline.js';
 import type { SessionView } from '../sessions/merge.js';
+import { statMany } from '../sessions/disk.js';
 import { eachLimited } from '../sessions/limit.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
@@ -71,6 +72,9 @@ export class UsageStore {
   /** Logs whose aggregates changed (or went) since the last save. */
   private readonly unsaved = new Set<string>();
   private saveTimer: NodeJS.Timeout | undefined;
+  private saving: Promise<void> = Promise.resolve();
+  /** Logs being read right now: never saved half read (they are saved at the next save). */
+  private readonly reading = new Set<string>();
 
   constructor(
     private readonly index: SessionIndex,
@@ -98,8 +102,9 @@ export class UsageStore {
     clearTimeout(this.saveTimer);
     // After a pass under way has ended (it stops at its next log): what it finished is kept.
     await this.queue;
-    if (this.saveTimer) this.save();
     this.saveTimer = undefined;
+    this.save();
+    await this.saving;
     this.saved?.close();
     await this.workers?.close();
   }
@@ -153,6 +158,33 @@ export class UsageStore {
     if (this.savedIds.size > 0) this.log.info({ logs: this.savedIds.size, ms: Date.now() - started }, 'usage aggregates saved by an earlier run found');
   }
 
+  /**
+   * Takes the saved aggregates of the logs in `todo` that have them, with one bulk stat:
+   * logs before the days wanted are deferred, unchanged ones are done, grown ones are read
+   * on from their cursor. Returns what is left to read.
+   */
+  private async takeSaved(todo: SessionLog[], sinceDay: number | undefined): Promise<SessionLog[]> {
+    const candidates = todo.filter((l) => l.log.kind === 'file' && this.savedIds.has(logId(l.log)));
+    if (candidates.length === 0) return todo;
+    const stats = await statMany(candidates.map((l) => logId(l.log)));
+    const done = new Set<SessionLog>();
+    for (const l of candidates) {
+      const id = logId(l.log);
+      const st = stats.get(id);
+      if (!st) continue; // gone: read() says so
+      if (endsBefore(st.mtimeMs, sinceDay)) {
+        this.deferred.set(id, st.mtimeMs);
+        done.add(l);
+        continue;
+      }
+      const saved = this.fromSaved(id, st);
+      if (!saved) continue;
+      this.tracked.set(id, saved.t);
+      if (saved.unchanged) done.add(l);
+    }
+    return todo.filter((l) => !done.has(l));
+  }
+
   /** A log's saved aggregates when they are of this very file (`st`); unchanged: nothing to read. */
   private fromSaved(id: string, st: { ino: number; size: number; mtimeMs: number }): { t: Tracked; unchanged: boolean } | undefined {
     if (!this.savedIds.delete(id)) return undefined;
@@ -167,32 +199,33 @@ export class UsageStore {
 
   private scheduleSave(): void {
     if (!this.saved || this.unsaved.size === 0 || this.saveTimer) return;
+    // Beside the passes: a log being read is left for the next save (`reading`).
     this.saveTimer = setTimeout(() => {
-      // In turn with the passes: a save never sees a log half read.
-      this.queue = this.queue.then(() => {
-        this.saveTimer = undefined;
-        this.save();
-      });
+      this.saveTimer = undefined;
+      this.save();
     }, SAVE_DELAY_MS);
     this.saveTimer.unref();
   }
 
-  /** Writes the JSONL logs' aggregates that changed since the last save. */
+  /** Writes the JSONL logs' aggregates that changed since the last save (one save at a time). */
   private save(): void {
     const prices = this.lastPrices;
-    if (!this.saved || !prices || this.unsaved.size === 0) return;
-    const changed = new Map<string, SavedLog | undefined>();
-    for (const id of this.unsaved) {
-      if (id.includes('\0')) continue; // a SQLite store's session: read again at each start
-      const t = this.tracked.get(id);
-      changed.set(id, t && isSavable(t) ? t : undefined);
-    }
+    const saved = this.saved;
+    if (!saved || !prices || this.unsaved.size === 0) return;
+    // A SQLite store's sessions are read again at each start.
+    const ids = [...this.unsaved].filter((id) => !id.includes('\0'));
     this.unsaved.clear();
-    this.saved.save(prices, changed, () => {
-      const all = new Map<string, SavedLog>();
-      for (const [id, t] of this.tracked) if (isSavable(t)) all.set(id, t);
-      return all;
-    });
+    const current = (id: string): SavedLog | undefined | null => {
+      if (this.reading.has(id)) return null;
+      const t = this.tracked.get(id);
+      return t && isSavable(t) ? t : undefined;
+    };
+    const all = (): string[] => [...this.tracked].flatMap(([id, t]) => (isSavable(t) ? [id] : []));
+    this.saving = this.saving
+      .then(() => saved.save(prices, ids, current, all))
+      .then((left) => {
+        for (const id of left) this.unsaved.add(id);
+      });
   }
 
   /**
@@ -251,12 +284,13 @@ export class UsageStore {
       this.unsaved.add(id);
     }
     for (const id of this.deferred.keys()) if (!listed.has(id) || dirty.has(id)) this.deferred.delete(id);
-    const todo = logs.filter((l) => {
+    let todo = logs.filter((l) => {
       const id = logId(l.log);
       if (this.tracked.has(id)) return dirty.has(logFile(l.log));
       const deferred = this.deferred.get(id);
       return deferred === undefined || !endsBefore(deferred, sinceDay);
     });
+    if (this.savedIds.size > 0) todo = await this.takeSaved(todo, sinceDay);
     // New JSONL logs are read from the start on worker threads when there are enough of them;
     // what was appended to known logs, and the other stores, in-process.
     // (Logs with saved aggregates are taken in-process, from the saved file.)
@@ -359,6 +393,7 @@ export class UsageStore {
     t.file = l.log.kind === 'file';
     this.tracked.set(id, t);
     this.unsaved.add(id);
+    this.reading.add(id);
     try {
       await scanLog(this.index, l.log, t.state, t.usage, pricer, fallbackDay);
     } catch (err) {
@@ -366,6 +401,8 @@ export class UsageStore {
       this.unsaved.add(id);
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') this.log.warn({ log: logFile(l.log), err: String(err) }, 'usage: log not read');
+    } finally {
+      this.reading.delete(id);
     }
   }
 }
