@@ -36,6 +36,7 @@ const SLICE = 500;
  */
 export class SavedUsage {
   private db: Database.Database | undefined;
+  private getRow: Database.Statement | undefined;
 
   constructor(
     private readonly file: string,
@@ -63,7 +64,10 @@ export class SavedUsage {
   /** One log's saved aggregates, or undefined when its row is missing or unreadable. */
   get(id: string): SavedLog | undefined {
     try {
-      const row = this.open()?.prepare('SELECT data FROM logs WHERE id = ?').pluck().get(id) as Buffer | undefined;
+      const db = this.open();
+      if (!db) return undefined;
+      this.getRow ??= db.prepare('SELECT data FROM logs WHERE id = ?').pluck();
+      const row = this.getRow.get(id) as Buffer | undefined;
       return row ? (deserialize(row) as SavedLog) : undefined;
     } catch {
       return undefined;
@@ -115,6 +119,7 @@ export class SavedUsage {
   close(): void {
     this.db?.close();
     this.db = undefined;
+    this.getRow = undefined;
   }
 
   private open(): Database.Database | undefined {
