@@ -66,8 +66,7 @@ export class SessionIndex {
     });
     this.titled = this.built.then(() =>
       this.enqueue(async () => {
-        await this.rebuild();
-        this.snapshot?.schedule();
+        if (await this.rebuild({ titlesOnly: true })) this.snapshot?.schedule();
       }),
     );
     void this.titled.then(() => {
@@ -221,14 +220,20 @@ export class SessionIndex {
   }
 
   /** Reads the first lines of logs whose session has no title in any index, then merges every source. */
-  private async rebuild(options: { deferTitles?: boolean } = {}): Promise<void> {
+  /**
+   * `titlesOnly`: the pass after the first build, which lists anew only when it read first
+   * prompts (after a restart they were all saved). True when the views were made anew.
+   */
+  private async rebuild(options: { deferTitles?: boolean; titlesOnly?: boolean } = {}): Promise<boolean> {
     const records = this.files.records();
     const titled = titledIds(records);
     const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
+    if (options.titlesOnly && untitled.length === 0) return false;
     if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(untitled);
     const views = this.merge(records);
     this.views = views;
     this.byId = new Map(views.map((v) => [v.id, v]));
+    return true;
   }
 
 
