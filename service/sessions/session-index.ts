@@ -55,6 +55,9 @@ export class SessionIndex {
    * is taken first; the walk then reads only the files that changed since.
    */
   start(): void {
+    // Watches first: what changes during the first walk arrives as a batch applied after it
+    // (a walk after the watches were in place cost a second stat of every file at start-up).
+    if (this.options.watch !== false) this.watcher = watchSessions(this.roots, (paths) => void this.markDirty(paths), this.log);
     this.built = this.enqueue(async () => {
       const started = Date.now();
       const [saved] = await Promise.all([this.snapshot?.load() ?? [], this.counts?.load()]);
@@ -70,12 +73,7 @@ export class SessionIndex {
       }),
     );
     void this.titled.then(() => {
-      if (this.closed) return;
-      this.warmCounts();
-      if (this.options.watch === false) return;
-      this.watcher = watchSessions(this.roots, (paths) => this.markDirty(paths), this.log);
-      // Whatever changed between the first walk and the watches being in place.
-      void this.watcher.ready.then(() => this.markDirty(this.rootPaths()));
+      if (!this.closed) this.warmCounts();
     });
   }
 
