@@ -60,7 +60,9 @@ export class SourceFiles {
    * again only the files whose inode, size or mtime differ, and drops those that are gone.
    */
   restore(saved: Iterable<[string, Exclude<Known, { role: 'sqlite' }>]>): void {
-    for (const [p, known] of saved) if (roleOf(this.roots, p)) this.files.set(p, known);
+    // Only files below today's roots (a root moved by configuration leaves its files out).
+    const roots = Object.values(this.roots);
+    for (const [p, known] of saved) if (roots.some((root) => isUnder(p, root))) this.files.set(p, known);
   }
 
   /** Applies one path (a file or a folder of the layout); true when the merged view may have changed. */
