@@ -118,8 +118,9 @@ export class SessionIndex {
    * (the first page right after start-up, before the background pass has read every head).
    */
   async ensureTitle(view: SessionView): Promise<void> {
-    if (view.title || !view.log || !this.files.needsHead(view.log)) return;
-    await this.files.readTitles([view.log]);
+    if (view.title || !view.log) return;
+    // The background titles pass may have read the head already, for views made after this one.
+    if (this.files.needsHead(view.log)) await this.files.readTitles([view.log]);
     const prompt = this.merge(view.records)[0];
     if (prompt?.title) Object.assign(view, { title: prompt.title, titleKey: prompt.titleKey });
   }
