@@ -1,9 +1,10 @@
 import type { Logger } from '../log.js';
 import { CountStore } from './count-store.js';
+import { IndexSnapshot } from './index-store.js';
 import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader, type LogVersion } from './logs.js';
-import { mergeSessions, nonBlank, PRECEDENCE, type SessionView } from './merge.js';
+import { byPrecedence, mergeSessions, nonBlank, type SessionView } from './merge.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
@@ -30,39 +31,49 @@ export class SessionIndex {
   private watcher: SessionWatcher | undefined;
   private closed = false;
   private warming = false;
+  private countsAnnounced = false;
   private warmFrom = 0;
   /** Logs that changed since they were counted, by path: counted first. */
   private readonly recount = new Map<string, LogRef>();
   private readonly listeners = new Set<(changes: LogChange[]) => void>();
 
   private readonly counts: CountStore | undefined;
+  private readonly snapshot: IndexSnapshot | undefined;
 
   constructor(
     readonly roots: SessionRoots,
     private readonly log: Logger,
-    private readonly options: { watch?: boolean; countsFile?: string } = {},
+    private readonly options: { watch?: boolean; countsFile?: string; indexFile?: string } = {},
   ) {
     this.files = new SourceFiles(roots, this.logs, log);
     this.counts = options.countsFile ? new CountStore(options.countsFile, this.logs.files, log) : undefined;
+    this.snapshot = options.indexFile ? new IndexSnapshot(options.indexFile, () => this.files.saved(), log) : undefined;
   }
 
-  /** Builds the index off the request path, then starts watching. */
+  /**
+   * Builds the index off the request path, then starts watching. What an earlier run saved
+   * is taken first; the walk then reads only the files that changed since.
+   */
   start(): void {
+    // Watches first: what changes during the first walk arrives as a batch applied after it
+    // (a walk after the watches were in place cost a second stat of every file at start-up).
+    if (this.options.watch !== false) this.watcher = watchSessions(this.roots, (paths) => void this.markDirty(paths), this.log);
     this.built = this.enqueue(async () => {
       const started = Date.now();
-      await this.counts?.load();
+      const [saved] = await Promise.all([this.snapshot?.load() ?? [], this.counts?.load()]);
+      this.files.restore(saved);
       // Titles that need a log's first lines come right after, off the first answer's path.
-      await this.refreshPaths(this.rootPaths(), { deferTitles: true });
-      this.log.info({ sessions: this.views.length, ms: Date.now() - started }, 'session index built');
+      const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
+      if (!rebuilt) await this.rebuild({ deferTitles: true });
+      this.log.info({ sessions: this.views.length, restored: saved.length, ms: Date.now() - started }, 'session index built');
     });
-    this.titled = this.built.then(() => this.enqueue(() => this.rebuild()));
+    this.titled = this.built.then(() =>
+      this.enqueue(async () => {
+        if (await this.rebuild({ titlesOnly: true })) this.snapshot?.schedule();
+      }),
+    );
     void this.titled.then(() => {
-      if (this.closed) return;
-      this.warmCounts();
-      if (this.options.watch === false) return;
-      this.watcher = watchSessions(this.roots, (paths) => this.markDirty(paths), this.log);
-      // Whatever changed between the first walk and the watches being in place.
-      void this.watcher.ready.then(() => this.markDirty(this.rootPaths()));
+      if (!this.closed) this.warmCounts();
     });
   }
 
@@ -73,6 +84,15 @@ export class SessionIndex {
    */
   async current(): Promise<void> {
     await this.built;
+  }
+
+  /**
+   * Applies what the watcher has gathered but not handed over yet, and waits for a refresh
+   * under way: for an answer that must reflect the disk as of the request (usage).
+   */
+  async settle(): Promise<void> {
+    await this.current();
+    if (this.watcher?.flush() || this.refreshScheduled) await this.queue;
   }
 
   /** Every session, newest first. */
@@ -98,8 +118,9 @@ export class SessionIndex {
    * (the first page right after start-up, before the background pass has read every head).
    */
   async ensureTitle(view: SessionView): Promise<void> {
-    if (view.title || !view.log || !this.files.needsHead(view.log)) return;
-    await this.files.readTitles([view.log]);
+    if (view.title || !view.log) return;
+    // The background titles pass may have read the head already, for views made after this one.
+    if (this.files.needsHead(view.log)) await this.files.readTitles([view.log]);
     const prompt = this.merge(view.records)[0];
     if (prompt?.title) Object.assign(view, { title: prompt.title, titleKey: prompt.titleKey });
   }
@@ -146,7 +167,7 @@ export class SessionIndex {
     this.closed = true;
     await this.watcher?.close();
     await this.queue.catch(() => undefined);
-    await this.counts?.close();
+    await Promise.all([this.counts?.close(), this.snapshot?.close()]);
   }
 
   private rootPaths(): string[] {
@@ -159,14 +180,16 @@ export class SessionIndex {
     return this.queue;
   }
 
-  private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<void> {
-    if (this.closed) return;
+  /** True when the views were made anew. */
+  private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<boolean> {
+    if (this.closed) return false;
     const changes: LogChange[] = [];
     let structural = false;
     await eachLimited(paths, IO_CONCURRENCY, async (p) => {
       if (await this.files.apply(p, changes)) structural = true;
     });
     if (structural) await this.rebuild(options);
+    if (structural || changes.length > 0) this.snapshot?.schedule();
     if (changes.length > 0) {
       for (const listener of this.listeners) {
         try {
@@ -181,6 +204,7 @@ export class SessionIndex {
       if (structural || changes.some((c) => !c.ref)) this.warmFrom = 0;
       this.warmCounts();
     }
+    return structural;
   }
 
 
@@ -195,14 +219,20 @@ export class SessionIndex {
   }
 
   /** Reads the first lines of logs whose session has no title in any index, then merges every source. */
-  private async rebuild(options: { deferTitles?: boolean } = {}): Promise<void> {
+  /**
+   * `titlesOnly`: the pass after the first build, which lists anew only when it read first
+   * prompts (after a restart they were all saved). True when the views were made anew.
+   */
+  private async rebuild(options: { deferTitles?: boolean; titlesOnly?: boolean } = {}): Promise<boolean> {
     const records = this.files.records();
     const titled = titledIds(records);
     const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
+    if (options.titlesOnly && untitled.length === 0) return false;
     if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(untitled);
     const views = this.merge(records);
     this.views = views;
     this.byId = new Map(views.map((v) => [v.id, v]));
+    return true;
   }
 
 
@@ -238,7 +268,9 @@ export class SessionIndex {
           await this.messageCount(views[i]!).catch(() => undefined);
           counted++;
         }
-        if (counted > 0 && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
+        // Said once per start even when every count was saved (nothing to count), then after each catch-up.
+        if ((counted > 0 || !this.countsAnnounced) && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
+        this.countsAnnounced = true;
       } finally {
         this.warming = false;
         // A change that came as the walk ended.
@@ -255,7 +287,7 @@ function titledIds(records: readonly SourceRecord[]): Set<string> {
   const titled = new Set<string>();
   for (const r of records) {
     const owner = owners.get(r.id);
-    if (!owner || PRECEDENCE.indexOf(r.source) < PRECEDENCE.indexOf(owner.source)) owners.set(r.id, r);
+    if (!owner || byPrecedence(r, owner) < 0) owners.set(r.id, r);
     if (r.source === 'project' && nonBlank(r.title)) titled.add(r.id);
   }
   for (const [id, owner] of owners) if (nonBlank(owner.title)) titled.add(id);
