@@ -117,8 +117,9 @@ try {
   for (let i = 0; i < 3; i++) {
     const again = await firstPage(home, newest);
     try {
-      const built = /"sessions":10000,"restored":(\d+),"ms":(\d+)/.exec(again.service.output());
       await new Promise((r) => setTimeout(r, 3000));
+      // (Read after the wait: the service's log lines reach its stdout later than its answers.)
+      const built = /"sessions":10000,"restored":(\d+),"ms":(\d+)/.exec(again.service.output());
       row(`restart ${i + 1}: spawn to complete first page`, `${again.ms.toFixed(0)} ms (listening after ${again.listeningMs.toFixed(0)} ms; ${built?.[1] ?? '?'} files restored, index checked in ${built?.[2] ?? '?'} ms; peak RSS in 3 s ${mb(again.rss.stop())}; ${load()}; goal < 300 ms)`);
     } finally {
       await again.service.stop();

@@ -3,15 +3,15 @@ import { writeFileAtomically } from '../stores/atomic.js';
 import { readFile } from './disk.js';
 import type { Known } from './source-files.js';
 
-type Saved = [string, Exclude<Known, { role: 'sqlite' }>];
+type Saved = [string, Exclude<Known, { role: 'sqlite' | 'index' }>];
 
 /** Bumped whenever what is saved, or how a file is read into it, changes: an older snapshot is discarded. */
-const VERSION = 1;
+const VERSION = 2;
 const SAVE_DELAY_MS = 3000;
 
 /**
- * What the session index read from the session files (index entries, each log's key and
- * first prompt, legacy records), kept in one file of the service's state folder so a restart
+ * What the session index read from the session files that is costly to read again (each
+ * log's first prompt, legacy records), kept in one file of the service's state folder so a restart
  * reads only what changed. Every entry carries the inode, size and mtime of the file it was
  * read from, taken before the read: at start each is checked against the disk (one stat per
  * file, in bulk, in the first walk) and read again when they differ, so a snapshot can be
@@ -73,8 +73,6 @@ function isSaved(value: unknown): value is Saved {
   const known = value[1] as Partial<Known> | null;
   if (!known || typeof known !== 'object' || !isKey((known as { key?: unknown }).key)) return false;
   switch (known.role) {
-    case 'index':
-      return Array.isArray(known.records);
     case 'log':
       return typeof known.store === 'string' && typeof known.agentId === 'string' && typeof known.id === 'string' && (known.head === undefined || isKey(known.head.key));
     case 'legacy':

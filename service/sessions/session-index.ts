@@ -25,6 +25,7 @@ export class SessionIndex {
   private byId = new Map<string, SessionView>();
   private queue: Promise<void> = Promise.resolve();
   private built: Promise<void> = Promise.resolve();
+  private countsLoaded: Promise<void> = Promise.resolve();
   private titled: Promise<void> = Promise.resolve();
   private readonly dirty = new Set<string>();
   private refreshScheduled = false;
@@ -58,9 +59,11 @@ export class SessionIndex {
     // Watches first: what changes during the first walk arrives as a batch applied after it
     // (a walk after the watches were in place cost a second stat of every file at start-up).
     if (this.options.watch !== false) this.watcher = watchSessions(this.roots, (paths) => void this.markDirty(paths), this.log);
+    // Saved counts load beside the build (not before it); answers wait for both.
+    this.countsLoaded = this.counts?.load() ?? Promise.resolve();
     this.built = this.enqueue(async () => {
       const started = Date.now();
-      const [saved] = await Promise.all([this.snapshot?.load() ?? [], this.counts?.load()]);
+      const saved = (await this.snapshot?.load()) ?? [];
       this.files.restore(saved);
       // Titles that need a log's first lines come right after, off the first answer's path.
       const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
@@ -84,6 +87,7 @@ export class SessionIndex {
    */
   async current(): Promise<void> {
     await this.built;
+    await this.countsLoaded;
   }
 
   /**

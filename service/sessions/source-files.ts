@@ -48,10 +48,14 @@ export class SourceFiles {
     private readonly log: Logger,
   ) {}
 
-  /** What was read of every file but the SQLite stores (read again at each start), to save (IndexSnapshot). */
-  saved(): Array<[string, Exclude<Known, { role: 'sqlite' }>]> {
-    const out: Array<[string, Exclude<Known, { role: 'sqlite' }>]> = [];
-    for (const [p, known] of this.files) if (known.role !== 'sqlite') out.push([p, known]);
+  /**
+   * What is worth keeping across restarts (IndexSnapshot): the first prompts read from logs,
+   * and legacy records (a whole document each). Index files are read again at each start
+   * (parsing their saved records cost as much as parsing them), and so are SQLite stores.
+   */
+  saved(): Array<[string, Exclude<Known, { role: 'sqlite' | 'index' }>]> {
+    const out: Array<[string, Exclude<Known, { role: 'sqlite' | 'index' }>]> = [];
+    for (const [p, known] of this.files) if ((known.role === 'log' && known.head) || known.role === 'legacy') out.push([p, known]);
     return out;
   }
 
@@ -59,7 +63,7 @@ export class SourceFiles {
    * Takes what an earlier run read as known, before the first walk: the walk then reads
    * again only the files whose inode, size or mtime differ, and drops those that are gone.
    */
-  restore(saved: Iterable<[string, Exclude<Known, { role: 'sqlite' }>]>): void {
+  restore(saved: Iterable<[string, Exclude<Known, { role: 'sqlite' | 'index' }>]>): void {
     // Only files below today's roots (a root moved by configuration leaves its files out).
     const roots = Object.values(this.roots);
     for (const [p, known] of saved) if (roots.some((root) => isUnder(p, root))) this.files.set(p, known);

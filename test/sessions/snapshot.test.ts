@@ -42,7 +42,7 @@ async function listing(): Promise<unknown> {
 }
 
 describe('the saved session index', () => {
-  it('is written on shutdown (0600), and a restart on an unchanged disk reads no log nor index file again', async () => {
+  it('is written on shutdown (0600), and a restart on an unchanged disk reads no log again', async () => {
     /** Disk operations of a start, its first answers, and everything it does in the background until it is idle. */
     const start = async (): Promise<{ body: unknown; operations: number }> => {
       const before = diskOperations();
@@ -64,17 +64,18 @@ describe('the saved session index', () => {
     const first = await start();
     expect((await stat(snapshotFile())).mode & 0o777).toBe(0o600);
     const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    expect(saved.version).toBe(1);
-    const logs = saved.files.filter(([, known]: [string, { role: string }]) => known.role === 'log').length;
-    const indexes = saved.files.filter(([, known]: [string, { role: string }]) => known.role === 'index').length;
-    expect(logs).toBe(5);
-    expect(indexes).toBe(2);
+    expect(saved.version).toBe(2);
+    // The first prompts read (three OpenClaw logs, and clia-b's, which its index leaves
+    // untitled); index files are read again at each start.
+    const heads = saved.files.filter(([, known]: [string, { role: string; head?: unknown }]) => known.role === 'log' && known.head).length;
+    expect(heads).toBe(4);
+    expect(saved.files).toHaveLength(4);
 
     const again = await start();
     expect(again.body).toEqual(first.body);
-    // The first start read each index file, and each log (its first prompt, then its count);
-    // the restart stats them and lists their folders, and reads none of them.
-    expect(first.operations - again.operations).toBeGreaterThanOrEqual(indexes + 2 * logs);
+    // The first start read the head of each untitled log, and counted each of the 5 logs; the
+    // restart stats them and lists their folders, and opens none of them.
+    expect(first.operations - again.operations).toBeGreaterThanOrEqual(heads + 5);
   });
 
   it('what changed while the service was down is read again', async () => {
@@ -92,19 +93,30 @@ describe('the saved session index', () => {
     expect(after.sessions.find((s) => s.session_id === 'clia-b')!.message_count).toBe(4);
   });
 
-  it('a damaged, foreign or older snapshot is discarded, and one holding wrong data for a file that changed is not believed', async () => {
+  it('a damaged, foreign or older snapshot is discarded, and an entry whose key the file no longer has is not believed', async () => {
     const first = await listing();
     for (const damaged of ['{"version":1,"files":[["/x",', 'null', '{"version":0,"files":[]}', '{"version":1,"files":[[5,{}],["a",{"role":"log"}]]}']) {
       await writeFile(snapshotFile(), damaged);
       expect(await listing()).toEqual(first);
     }
-    // An entry claiming another title for clia's index, under a key the file no longer has.
+    // An entry claiming another first prompt for clia-b's log, read from another file (inode)
+    // or from a longer one: not believed. (A log that only grew keeps its first prompt, as
+    // while the service runs: logs are appended to, and replaced by a rename.)
     await listing();
     const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    const index = saved.files.find(([p]: [string]) => p.endsWith(path.join('clia-space', 'p', 'sessions', 'sessions.json')));
-    index[1].records = index[1].records.map((r: { title?: string }) => ({ ...r, title: 'stale' }));
-    index[1].key.mtimeMs -= 1000;
+    const log = saved.files.find(([p]: [string]) => p.endsWith('clia-b.jsonl'));
+    log[1].head.prompt = 'stale';
+    for (const [field, by] of [['ino', 1], ['size', 1000]] as const) {
+      log[1].key[field] += by;
+      log[1].head.key[field] += by;
+      await writeFile(snapshotFile(), JSON.stringify(saved));
+      expect(await listing()).toEqual(first);
+      log[1].key[field] -= by;
+      log[1].head.key[field] -= by;
+    }
+    // The same entry under the file's true key is believed: the check is the key.
     await writeFile(snapshotFile(), JSON.stringify(saved));
-    expect(await listing()).toEqual(first);
+    const believed = (await listing()) as { sessions: Array<{ session_id: string; title: string }> };
+    expect(believed.sessions.find((x) => x.session_id === 'clia-b')!.title).toBe('stale');
   });
 });
