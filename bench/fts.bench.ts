@@ -63,7 +63,7 @@ function queries(): string[] {
 }
 
 // The service as `npm start` runs it (built): the indexing worker starts from JavaScript.
-const build = spawnSync(process.execPath, [path.join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+const build = spawnSync(process.execPath, [path.join('build', 'ensure-built.mjs')], { stdio: 'inherit' });
 if (build.status !== 0) throw new Error('the build failed');
 const ENTRY = 'dist/service/cli.js';
 

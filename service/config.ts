@@ -84,8 +84,10 @@ export interface Config {
     stateFile: string;
     /** The process groups the service owns, so a start after a crash can stop them. */
     childrenFile: string;
-    /** Message counts of big session logs, kept across restarts. */
+    /** Message counts of session logs, kept across restarts. */
     sessionCountsFile: string;
+    /** What the session index read from the session files, kept across restarts (checked against the disk at start). */
+    sessionIndexFile: string;
     /** The full-text search index (SQLite), in the service's own state folder. */
     ftsIndex: string;
     cliaSpace: string;
@@ -234,6 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
       stateFile: path.join(home, '.space-state', 'state.json'),
       childrenFile: path.join(home, '.space-state', 'children.json'),
       sessionCountsFile: path.join(home, '.space-state', 'session-counts.json'),
+      sessionIndexFile: path.join(home, '.space-state', 'session-index.json'),
       ftsIndex: path.join(home, '.space-state', 'fts', 'index.sqlite'),
       cliaSpace: path.join(home, 'clia-space'),
       codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? expandHome(env.CODEX_HOME, home, 'CODEX_HOME') ?? path.join(home, '.codex'),

@@ -66,7 +66,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const sessions = new SessionIndex(
     { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
     log,
-    { countsFile: config.paths.sessionCountsFile },
+    { countsFile: config.paths.sessionCountsFile, indexFile: config.paths.sessionIndexFile },
   );
   return {
     config,

@@ -17,7 +17,9 @@ import { ATOMIC_TEMP_NAME } from './stores/atomic.js';
 export async function sweepStaleTemps(config: Config, log: Logger): Promise<void> {
   const startedAt = performance.timeOrigin;
   let removed = 0;
-  for (const dir of await sweptFolders(config)) removed += await sweepFolder(dir, startedAt);
+  // All folders at once: one after the other, each listing waited behind the session index's
+  // start-up work, and the listen waits for the sweep.
+  for (const n of await Promise.all((await sweptFolders(config)).map((dir) => sweepFolder(dir, startedAt)))) removed += n;
   if (removed > 0) log.info({ removed }, 'removed stale temp files left by an earlier run');
 }
 
@@ -27,10 +29,10 @@ export async function sweptFolders(config: Config): Promise<string[]> {
   const folders = [paths.runtimeaDir, path.dirname(paths.stateFile), paths.uploads];
   const envFile = await activeEnvFile(config).catch(() => undefined);
   if (envFile) folders.push(path.dirname(envFile));
-  for (const root of [paths.cliaSpace, path.join(home, 'clib-space')]) {
-    for (const agent of await subfolders(root)) folders.push(path.join(root, agent, 'sessions'));
-  }
-  for (const project of await subfolders(projectsRoot)) folders.push(path.join(projectsRoot, project, '.space', 'sessions'));
+  const [clia, clib, projects] = await Promise.all([subfolders(paths.cliaSpace), subfolders(path.join(home, 'clib-space')), subfolders(projectsRoot)]);
+  for (const agent of clia) folders.push(path.join(paths.cliaSpace, agent, 'sessions'));
+  for (const agent of clib) folders.push(path.join(home, 'clib-space', agent, 'sessions'));
+  for (const project of projects) folders.push(path.join(projectsRoot, project, '.space', 'sessions'));
   return [...new Set(folders)];
 }
 

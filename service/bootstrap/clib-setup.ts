@@ -2,7 +2,7 @@ import type { Core } from '../core.js';
 import { HttpError } from '../errors.js';
 import type { OwnedProcess } from '../process/supervisor.js';
 import { activeEnvStore } from '../secrets/active-env.js';
-import { ensureCodexHome } from './codex-home.js';
+import { ensureCodexHome } from '../stores/codex-home.js';
 import { RegistryStore } from '../stores/registry.js';
 import { cliEnv } from './cli-env.js';
 import { readCodexAuth } from './codex-auth.js';

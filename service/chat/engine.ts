@@ -152,7 +152,7 @@ export class ChatEngine {
       heartbeatMs: pending.runtime.heartbeatMs,
       replayBytes: this.ctx.config.chat.replayBytes,
       log: this.ctx.log,
-      beforeTerminal: (sessionId) => (sessionId && announced ? this.ctx.sessions.settle(sessionId) : Promise.resolve()),
+      beforeTerminal: (sessionId) => (sessionId && announced ? this.ctx.sessions.settleSession(sessionId) : Promise.resolve()),
       onEnd: () => {
         pending.reservation.release();
         this.running.delete(run);

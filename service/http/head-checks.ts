@@ -5,7 +5,7 @@ import type { HttpError } from '../errors.js';
 export type HeadCheck = (req: Request) => HttpError | undefined;
 
 /**
- * Checks features register to refuse a request before its body is read (http/app.ts runs
+ * Checks features register to refuse a request before its body is read (app/app.ts runs
  * them after the trust guard, before the JSON reader): a request that cannot be accepted
  * whatever its body says costs no body buffer and no parse.
  *

@@ -3,8 +3,8 @@ import { writeFileAtomically } from '../stores/atomic.js';
 import { readFile } from './disk.js';
 import type { FileLogs, SavedCount } from './file-log.js';
 
-/** Logs smaller than this are recounted at start-up instead (a few milliseconds each). */
-export const SAVED_MIN_BYTES = 1024 * 1024;
+/** Every count is kept (a restart at 10,000 sessions would otherwise count them all again in the background). */
+export const SAVED_MIN_BYTES = 0;
 const SAVE_DELAY_MS = 2000;
 
 /**

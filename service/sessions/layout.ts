@@ -114,13 +114,21 @@ function projectRole(parts: string[]): PathRole | undefined {
 
 /** The parts of `target` below `root` ([] for the root itself), or undefined when not below. */
 function below(root: string, target: string): string[] | undefined {
-  const at = path.normalize(target);
+  // Most callers pass joined paths (already normal): a prefix test first, then normalize only when needed.
+  const at = isNormal(target) ? target : path.normalize(target);
   if (at === root) return [];
   const prefix = root.endsWith(path.sep) ? root : root + path.sep;
   return at.startsWith(prefix) ? at.slice(prefix.length).split(path.sep) : undefined;
 }
 
+/** A doubled or trailing separator, or a `.`/`..` segment: what path.normalize changes (POSIX). */
+const NOT_NORMAL = /\/\/|(^|\/)\.{1,2}(\/|$)|.\/$/;
+
+function isNormal(p: string): boolean {
+  return path.sep === '/' && !NOT_NORMAL.test(p);
+}
+
 function isAncestor(dir: string, of: string): boolean {
-  const at = path.normalize(dir);
+  const at = isNormal(dir) ? dir : path.normalize(dir);
   return at !== of && (of.startsWith(at.endsWith(path.sep) ? at : at + path.sep));
 }

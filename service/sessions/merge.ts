@@ -45,10 +45,29 @@ export function mergeSessions(inputs: MergeInputs): SessionView[] {
   }
   const views: SessionView[] = [];
   for (const [id, list] of byId) {
-    if (list.length > 1) list.sort((a, b) => RANK[a.source] - RANK[b.source]);
+    if (list.length > 1) list.sort(byPrecedence);
     views.push(view(id, list, inputs));
   }
   return views.sort(newestFirst);
+}
+
+const AGENT_RANK: Readonly<Record<AgentName, number>> = { runtimea: 0, clia_code: 1, clib: 2 };
+
+/**
+ * Records of one id in the order that decides: by source, then (several project indexes, or
+ * entries naming different runtimes) runtimea's first, then by file. Never by the order the
+ * files were read in, which varies from start to start.
+ */
+export function byPrecedence(a: SourceRecord, b: SourceRecord): number {
+  return RANK[a.source] - RANK[b.source] || AGENT_RANK[a.agentName] - AGENT_RANK[b.agentName] || compare(fileOf(a), fileOf(b));
+}
+
+function fileOf(r: SourceRecord): string {
+  return r.indexFile ?? (r.log ? (r.log.kind === 'sqlite' ? r.log.db : r.log.path) : '');
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export function newestFirst(a: SessionView, b: SessionView): number {

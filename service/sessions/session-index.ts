@@ -1,9 +1,10 @@
 import type { Logger } from '../log.js';
 import { CountStore } from './count-store.js';
+import { IndexSnapshot } from './index-store.js';
 import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader, type LogVersion } from './logs.js';
-import { mergeSessions, nonBlank, PRECEDENCE, type SessionView } from './merge.js';
+import { byPrecedence, mergeSessions, nonBlank, type SessionView } from './merge.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
@@ -32,6 +33,7 @@ export class SessionIndex {
   private byLog = new Map<string, SessionView[]>();
   private queue: Promise<void> = Promise.resolve();
   private built: Promise<void> = Promise.resolve();
+  private countsLoaded: Promise<void> = Promise.resolve();
   private titled: Promise<void> = Promise.resolve();
   private readonly dirty = new Set<string>();
   private refreshScheduled = false;
@@ -40,6 +42,7 @@ export class SessionIndex {
   /** Changes are told once the first build is done (its sessions are not news). */
   private live = false;
   private warming = false;
+  private countsAnnounced = false;
   private warmFrom = 0;
   /** Logs that changed since they were counted, by path: counted first. */
   private readonly recount = new Map<string, LogRef>();
@@ -47,34 +50,47 @@ export class SessionIndex {
   private readonly sessionListeners = new Set<(views: SessionView[]) => void>();
 
   private readonly counts: CountStore | undefined;
+  private readonly snapshot: IndexSnapshot | undefined;
 
   constructor(
     readonly roots: SessionRoots,
     private readonly log: Logger,
-    private readonly options: { watch?: boolean; countsFile?: string } = {},
+    private readonly options: { watch?: boolean; countsFile?: string; indexFile?: string } = {},
   ) {
     this.files = new SourceFiles(roots, this.logs, log);
     this.counts = options.countsFile ? new CountStore(options.countsFile, this.logs.files, log) : undefined;
+    this.snapshot = options.indexFile ? new IndexSnapshot(options.indexFile, () => this.files.saved(), log) : undefined;
   }
 
-  /** Builds the index off the request path, then starts watching. */
+  /**
+   * Builds the index off the request path, then starts watching. What an earlier run saved
+   * is taken first; the walk then reads only the files that changed since.
+   */
   start(): void {
+    // Watches first: what changes during the first walk arrives as a batch applied after it
+    // (a walk after the watches were in place cost a second stat of every file at start-up).
+    if (this.options.watch !== false) this.watcher = watchSessions(this.roots, (paths) => void this.markDirty(paths), this.log);
+    // Saved counts load beside the build (not before it); answers wait for both.
+    this.countsLoaded = this.counts?.load() ?? Promise.resolve();
     this.built = this.enqueue(async () => {
       const started = Date.now();
-      await this.counts?.load();
+      const saved = (await this.snapshot?.load()) ?? [];
+      this.files.restore(saved);
       // Titles that need a log's first lines come right after, off the first answer's path.
-      await this.refreshPaths(this.rootPaths(), { deferTitles: true });
-      this.log.info({ sessions: this.views.length, ms: Date.now() - started }, 'session index built');
+      const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
+      if (!rebuilt) await this.rebuild({ deferTitles: true });
+      this.log.info({ sessions: this.views.length, restored: saved.length, ms: Date.now() - started }, 'session index built');
     });
-    this.titled = this.built.then(() => this.enqueue(() => this.rebuild()));
+    this.titled = this.built.then(() =>
+      this.enqueue(async () => {
+        if (await this.rebuild({ titlesOnly: true })) this.snapshot?.schedule();
+      }),
+    );
     void this.titled.then(() => {
       if (this.closed) return;
+      // The watches are in place since start(); from here on changes are news.
       this.live = true;
       this.warmCounts();
-      if (this.options.watch === false) return;
-      this.watcher = watchSessions(this.roots, (paths) => this.markDirty(paths), this.log);
-      // Whatever changed between the first walk and the watches being in place.
-      void this.watcher.ready.then(() => this.markDirty(this.rootPaths()));
     });
   }
 
@@ -85,6 +101,16 @@ export class SessionIndex {
    */
   async current(): Promise<void> {
     await this.built;
+    await this.countsLoaded;
+  }
+
+  /**
+   * Applies what the watcher has gathered but not handed over yet, and waits for a refresh
+   * under way: for an answer that must reflect the disk as of the request (usage).
+   */
+  async settle(): Promise<void> {
+    await this.current();
+    if (this.watcher?.flush() || this.refreshScheduled) await this.queue;
   }
 
   /** Every session, newest first. */
@@ -110,8 +136,9 @@ export class SessionIndex {
    * (the first page right after start-up, before the background pass has read every head).
    */
   async ensureTitle(view: SessionView): Promise<void> {
-    if (view.title || !view.log || !this.files.needsHead(view.log)) return;
-    await this.files.readTitles([view.log]);
+    if (view.title || !view.log) return;
+    // The background titles pass may have read the head already, for views made after this one.
+    if (this.files.needsHead(view.log)) await this.files.readTitles([view.log]);
     const prompt = this.merge(view.records)[0];
     if (prompt?.title) Object.assign(view, { title: prompt.title, titleKey: prompt.titleKey });
   }
@@ -155,7 +182,7 @@ export class SessionIndex {
    * log, or (a session the index does not know yet) every root. The chat engine calls it
    * before a turn's last event, so what the client asks next includes the turn.
    */
-  async settle(sessionId: string): Promise<void> {
+  async settleSession(sessionId: string): Promise<void> {
     await this.current();
     // A new session: the watcher usually brings it within its debounce; a walk of every root
     // (a readdir and stat of every session file) is the fallback, not the rule.
@@ -184,7 +211,7 @@ export class SessionIndex {
     this.closed = true;
     await this.watcher?.close();
     await this.queue.catch(() => undefined);
-    await this.counts?.close();
+    await Promise.all([this.counts?.close(), this.snapshot?.close()]);
   }
 
   private rootPaths(): string[] {
@@ -197,8 +224,9 @@ export class SessionIndex {
     return this.queue;
   }
 
-  private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<void> {
-    if (this.closed) return;
+  /** True when the views were made anew. */
+  private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<boolean> {
+    if (this.closed) return false;
     const changes: LogChange[] = [];
     const before = this.byId;
     let structural = false;
@@ -206,6 +234,7 @@ export class SessionIndex {
       if (await this.files.apply(p, changes)) structural = true;
     });
     if (structural) await this.rebuild(options);
+    if (structural || changes.length > 0) this.snapshot?.schedule();
     if (changes.length > 0) {
       for (const listener of this.listeners) {
         try {
@@ -221,6 +250,7 @@ export class SessionIndex {
       this.warmCounts();
     }
     if (this.live && (structural || changes.length > 0) && this.sessionListeners.size > 0) this.tellSessions(changedSessions(before, this.views, structural, changes, this.byLog));
+    return structural;
   }
 
   private tellSessions(views: SessionView[]): void {
@@ -234,31 +264,27 @@ export class SessionIndex {
     }
   }
 
-
-
-
-
-
-
-
   private merge(records: SourceRecord[]): SessionView[] {
     return mergeSessions({ records, logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref) });
   }
 
   /** Reads the first lines of logs whose session has no title in any index, then merges every source. */
-  private async rebuild(options: { deferTitles?: boolean } = {}): Promise<void> {
+  /**
+   * `titlesOnly`: the pass after the first build, which lists anew only when it read first
+   * prompts (after a restart they were all saved). True when the views were made anew.
+   */
+  private async rebuild(options: { deferTitles?: boolean; titlesOnly?: boolean } = {}): Promise<boolean> {
     const records = this.files.records();
     const titled = titledIds(records);
     const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
+    if (options.titlesOnly && untitled.length === 0) return false;
     if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(untitled);
     const views = this.merge(records);
     this.views = views;
     this.byId = new Map(views.map((v) => [v.id, v]));
     this.byLog = viewsByLog(views);
+    return true;
   }
-
-
-
 
   /** Counts, in the background and newest first, every log whose count is not cached yet. */
   private warmCounts(): void {
@@ -290,7 +316,9 @@ export class SessionIndex {
           await this.messageCount(views[i]!).catch(() => undefined);
           counted++;
         }
-        if (counted > 0 && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
+        // Said once per start even when every count was saved (nothing to count), then after each catch-up.
+        if ((counted > 0 || !this.countsAnnounced) && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
+        this.countsAnnounced = true;
       } finally {
         this.warming = false;
         // A change that came as the walk ended.
@@ -307,7 +335,7 @@ function titledIds(records: readonly SourceRecord[]): Set<string> {
   const titled = new Set<string>();
   for (const r of records) {
     const owner = owners.get(r.id);
-    if (!owner || PRECEDENCE.indexOf(r.source) < PRECEDENCE.indexOf(owner.source)) owners.set(r.id, r);
+    if (!owner || byPrecedence(r, owner) < 0) owners.set(r.id, r);
     if (r.source === 'project' && nonBlank(r.title)) titled.add(r.id);
   }
   for (const [id, owner] of owners) if (nonBlank(owner.title)) titled.add(id);

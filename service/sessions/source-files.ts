@@ -23,7 +23,7 @@ export interface LogChange {
   after?: FileKey;
 }
 
-type Known =
+export type Known =
   | { role: 'index'; key: FileKey; records: SourceRecord[] }
   | { role: 'log'; key: FileKey; store: StoreName; agentId: string; id: string; head?: Head & { key: FileKey } }
   | { role: 'legacy'; key: FileKey; record: SourceRecord; prompt?: string }
@@ -47,6 +47,27 @@ export class SourceFiles {
     private readonly reader: LogReader,
     private readonly log: Logger,
   ) {}
+
+  /**
+   * What is worth keeping across restarts (IndexSnapshot): the first prompts read from logs,
+   * and legacy records (a whole document each). Index files are read again at each start
+   * (parsing their saved records cost as much as parsing them), and so are SQLite stores.
+   */
+  saved(): Array<[string, Exclude<Known, { role: 'sqlite' | 'index' }>]> {
+    const out: Array<[string, Exclude<Known, { role: 'sqlite' | 'index' }>]> = [];
+    for (const [p, known] of this.files) if ((known.role === 'log' && known.head) || known.role === 'legacy') out.push([p, known]);
+    return out;
+  }
+
+  /**
+   * Takes what an earlier run read as known, before the first walk: the walk then reads
+   * again only the files whose inode, size or mtime differ, and drops those that are gone.
+   */
+  restore(saved: Iterable<[string, Exclude<Known, { role: 'sqlite' | 'index' }>]>): void {
+    // Only files below today's roots (a root moved by configuration leaves its files out).
+    const roots = Object.values(this.roots);
+    for (const [p, known] of saved) if (roots.some((root) => isUnder(p, root))) this.files.set(p, known);
+  }
 
   /** Applies one path (a file or a folder of the layout); true when the merged view may have changed. */
   async apply(p: string, changes: LogChange[]): Promise<boolean> {

@@ -14,7 +14,9 @@ import type { LogUsage, UsageRow } from './types.js';
  *   else nothing and the record counts as unpriced. A stated cost of 0 for a record with
  *   tokens is taken as "not stated": OpenClaw writes 0 for models it has no price for.
  * - records with a dedupe key (Claude Code's on-disk records repeat each message's usage on
- *   every content block) count once per key; their tool calls count every time.
+ *   every content block, and a message streamed in parts has records with growing
+ *   `output_tokens`) count once per key, with the usage of the record with the most output
+ *   tokens (the first of equals), as ccusage does; their tool calls count every time.
  * - tool calls count for the record that made them (the tools of its model call or turn).
  * - response time: per turn, from the prompt to the last usage record of the turn (the end
  *   of its answer), or the turn's duration as the log states it when the prompt is not in
@@ -24,12 +26,19 @@ export interface ScanState {
   cursor: Cursor;
   /** Turn of the last value in `responses` (a later record of that turn replaces it). */
   lastResponseTurn: number;
-  /** Dedupe keys already counted. */
-  seen: Set<string>;
+  /** Dedupe keys already counted, with what was counted for each. */
+  seen: Map<string, Counted>;
+}
+
+/** A deduplicated record as counted: its row's key, its tokens, and its cost (undefined: unpriced). */
+export interface Counted {
+  row: string;
+  usage: Usage;
+  cost: number | undefined;
 }
 
 export function startState(): ScanState {
-  return { cursor: startCursor(), lastResponseTurn: -1, seen: new Set() };
+  return { cursor: startCursor(), lastResponseTurn: -1, seen: new Map() };
 }
 
 /** Costs of records by model and day, with the lookups remembered (one table, one scan). */
@@ -86,23 +95,32 @@ export class UsageCollector {
     for (const tool of entry.tools) row.tools[tool] = (row.tools[tool] ?? 0) + 1;
     const ms = entry.responseMs ?? record.durationMs;
     if (ms !== undefined) this.respond(entry.turn, day, ms);
-    if (record.dedupeKey !== undefined) {
-      if (this.state.seen.has(record.dedupeKey)) return;
-      this.state.seen.add(record.dedupeKey);
-    }
     const u = record.usage;
-    row.input += u.input;
-    row.output += u.output;
-    row.cacheRead += u.cacheRead;
-    row.cacheWrite += u.cacheWrite;
-    row.records++;
     const cost = recordCost(this.pricer, row.model, day, u);
-    if (cost === undefined) row.unpriced++;
-    else row.cost += cost;
+    if (record.dedupeKey !== undefined) {
+      const counted = this.state.seen.get(record.dedupeKey);
+      if (counted) {
+        if (u.output > counted.usage.output) this.recount(counted, u, cost);
+        return;
+      }
+      this.state.seen.set(record.dedupeKey, { row: rowKey(day, row.model), usage: u, cost });
+    }
+    row.records++;
+    count(row, u, cost, 1);
+  }
+
+  /** A later record of a counted message with more output replaces what was counted for it, in the row it was counted in. */
+  private recount(counted: Counted, usage: Usage, cost: number | undefined): void {
+    const row = this.usage.rows.get(counted.row);
+    if (!row) return;
+    count(row, counted.usage, counted.cost, -1);
+    count(row, usage, cost, 1);
+    counted.usage = usage;
+    counted.cost = cost;
   }
 
   private row(day: number, model: string): UsageRow {
-    const key = `${day}\0${model}`;
+    const key = rowKey(day, model);
     let row = this.usage.rows.get(key);
     if (!row) {
       row = { day, model, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, records: 0, unpriced: 0, tools: {} };
@@ -121,4 +139,18 @@ export class UsageCollector {
     }
     this.state.lastResponseTurn = turn;
   }
+}
+
+function rowKey(day: number, model: string): string {
+  return `${day}\0${model}`;
+}
+
+/** Adds (sign 1) or takes back (sign -1) one record's tokens and cost. */
+function count(row: UsageRow, u: Usage, cost: number | undefined, sign: 1 | -1): void {
+  row.input += sign * u.input;
+  row.output += sign * u.output;
+  row.cacheRead += sign * u.cacheRead;
+  row.cacheWrite += sign * u.cacheWrite;
+  if (cost === undefined) row.unpriced += sign;
+  else row.cost += sign * cost;
 }

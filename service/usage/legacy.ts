@@ -1,9 +1,9 @@
+import { linesFor } from '../sessions/markers.js';
 import { readLog, startCursor, type SessionLog } from '../sessions/pipeline.js';
 import type { SessionIndex } from '../sessions/session-index.js';
 import { addTokens, compare, tokensOf, usd, zeroTokens } from './aggregate.js';
 import { type Pricer, recordCost, UNKNOWN_MODEL } from './collect.js';
 import { dayOf } from './days.js';
-import { USAGE_LINES } from './select.js';
 import type { SessionUsage } from './types.js';
 
 /**
@@ -24,7 +24,7 @@ export interface AnalyticsMessage {
 export async function analyticsOf(reader: Pick<SessionIndex, 'logs'>, session: SessionLog, pricer: Pricer): Promise<AnalyticsMessage[]> {
   const out: AnalyticsMessage[] = [];
   const cursor = startCursor();
-  const select = session.log.kind === 'file' ? USAGE_LINES[session.log.format] : undefined;
+  const select = session.log.kind === 'file' ? linesFor(session.log.format, 'usage') : undefined;
   for await (const entry of readLog(reader, session.log, cursor, select)) {
     if (entry.kind !== 'usage') continue;
     const r = entry.usage;

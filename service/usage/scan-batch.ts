@@ -1,12 +1,12 @@
 import { statSync } from 'node:fs';
 import { readFileLogSync } from '../sessions/pipeline.js';
 import { LogReader } from '../sessions/logs.js';
+import { linesFor } from '../sessions/markers.js';
 import type { SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
 import { Pricer, startState, UsageCollector, type ScanState } from './collect.js';
 import { dayOfMs, endsBefore } from './days.js';
 import { priceTable, type PriceDocument } from './pricing.js';
-import { USAGE_LINES } from './select.js';
 import { emptyUsage, type LogUsage } from './types.js';
 
 /**
@@ -23,7 +23,7 @@ export interface BatchRequest {
 }
 
 export type BatchResult =
-  | { key: string; ino: number; size: number; state: ScanState; usage: LogUsage }
+  | { key: string; ino: number; size: number; mtimeMs: number; state: ScanState; usage: LogUsage }
   /** Not read: it last changed (mtime, epoch ms) before the days wanted (see `endsBefore`). */
   | { key: string; deferred: number }
   /** `code`: the errno code when the log could not be read (ENOENT: it is gone). */
@@ -38,8 +38,8 @@ export function scanBatch(request: BatchRequest, reader: Pick<SessionIndex, 'log
       const state = startState();
       const usage = emptyUsage();
       const collector = new UsageCollector(usage, state, pricer, dayOfMs(st.mtimeMs));
-      for (const entry of readFileLogSync(reader, ref, state.cursor, USAGE_LINES[ref.format])) collector.add(entry);
-      return { key, ino: st.ino, size: st.size, state, usage };
+      for (const entry of readFileLogSync(reader, ref, state.cursor, linesFor(ref.format, 'usage'))) collector.add(entry);
+      return { key, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, state, usage };
     } catch (err) {
       return { key, error: String(err), ...(typeof (err as NodeJS.ErrnoException).code === 'string' ? { code: (err as NodeJS.ErrnoException).code } : {}) };
     }

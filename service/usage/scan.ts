@@ -1,8 +1,8 @@
+import { linesFor } from '../sessions/markers.js';
 import { readLog } from '../sessions/pipeline.js';
 import type { SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
 import { UsageCollector, type Pricer, type ScanState } from './collect.js';
-import { USAGE_LINES } from './select.js';
 import type { LogUsage } from './types.js';
 
 /**
@@ -13,6 +13,6 @@ import type { LogUsage } from './types.js';
  */
 export async function scanLog(reader: Pick<SessionIndex, 'logs'>, log: LogRef, state: ScanState, usage: LogUsage, pricer: Pricer, fallbackDay: number): Promise<void> {
   const collector = new UsageCollector(usage, state, pricer, fallbackDay);
-  const select = log.kind === 'file' ? USAGE_LINES[log.format] : undefined;
+  const select = log.kind === 'file' ? linesFor(log.format, 'usage') : undefined;
   for await (const entry of readLog(reader, log, state.cursor, select)) collector.add(entry);
 }

@@ -1,23 +1,30 @@
+import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import { Foreground } from '../process/foreground.js';
 import { logFile, logsByFile, logsOf, type SessionLog } from '../sessions/pipeline.js';
 import type { SessionView } from '../sessions/merge.js';
+import { statMany } from '../sessions/disk.js';
 import { eachLimited } from '../sessions/limit.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
 import { Pricer, startState, type ScanState } from './collect.js';
 import { dayOfMs, endsBefore } from './days.js';
+import { DAY_MS } from './types.js';
 import type { CurrentPrices, PriceFiles } from './price-file.js';
+import type { SavedLog, SavedUsage } from './saved.js';
 import type { BatchRequest, BatchResult } from './scan-batch.js';
 import { scanLog } from './scan.js';
 import { emptyUsage, type LogUsage, type SessionUsage } from './types.js';
 import type { ScanWorkers } from './workers.js';
 
 interface Tracked {
-  /** What the log was when last read: a file's inode and size. */
+  /** What the log was when last read: a file's inode, size and mtime (epoch ms). */
   ino?: number;
   size?: number;
+  mtimeMs?: number;
+  /** A JSONL log (the kind whose aggregates are saved across restarts). */
+  file?: boolean;
   state: ScanState;
   usage: LogUsage;
 }
@@ -30,6 +37,8 @@ export class StoreStopped extends Error {
 }
 
 const SCAN_CONCURRENCY = 8;
+/** Aggregates are saved this long after the last pass that changed them (and at stop). */
+const SAVE_DELAY_MS = 5000;
 /** New logs that make a cold pass worth the workers, and logs per batch sent to one. */
 const WORKER_MIN_LOGS = 8;
 const WORKER_BATCH = 64;
@@ -47,12 +56,25 @@ export class UsageStore {
   private readonly deferred = new Map<string, number>();
   /** Paths (log files, SQLite stores) changed since the last refresh. */
   private readonly dirty = new Set<string>();
+  /** SQLite stores read from, with their files' key (storeKey) before the read. */
+  private readonly stores = new Map<string, string>();
   private pricesVersion: string | undefined;
+  private lastPrices: CurrentPrices | undefined;
   /** The last full pass: the index's views it was made from, the days it read, its answer. */
   private settled: Settled | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
+  /** Whether the saved logs were listed (at the first pass, once the prices are known). */
+  private restored = false;
+  /** Logs an earlier run saved aggregates of, not taken yet (read() takes a log's when it first needs it). */
+  private savedIds = new Set<string>();
+  /** Logs whose aggregates changed (or went) since the last save. */
+  private readonly unsaved = new Set<string>();
+  private saveTimer: NodeJS.Timeout | undefined;
+  private saving: Promise<void> = Promise.resolve();
+  /** Logs being read right now: never saved half read (they are saved at the next save). */
+  private readonly reading = new Set<string>();
 
   constructor(
     private readonly index: SessionIndex,
@@ -62,6 +84,8 @@ export class UsageStore {
     private readonly workers?: ScanWorkers,
     /** Reading logs is a foreground pass (background indexing pauses meanwhile). */
     private readonly foreground = new Foreground(),
+    /** Where aggregates are kept across restarts; without it every start reads every log. */
+    private readonly saved?: SavedUsage,
   ) {}
 
   start(): void {
@@ -75,6 +99,13 @@ export class UsageStore {
     this.closed = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    clearTimeout(this.saveTimer);
+    // After a pass under way has ended (it stops at its next log): what it finished is kept.
+    await this.queue;
+    this.saveTimer = undefined;
+    this.save();
+    await this.saving;
+    this.saved?.close();
     await this.workers?.close();
   }
 
@@ -97,8 +128,16 @@ export class UsageStore {
       this.tracked.clear();
       this.settled = undefined;
       this.pricesVersion = prices.version;
+      this.lastPrices = prices;
+      this.savedIds.clear();
     }
+    if (!this.restored) this.restore(prices);
     const pricer = new Pricer(prices.table);
+    // What the request covers is checked against the disk now: a watcher batch still pending
+    // is applied, and a log in the window that changed since it was read is read again,
+    // whether or not the watcher has said so yet.
+    await this.index.settle();
+    this.checkDisk(sinceDay);
     const views = await this.index.list();
     // The same sessions as the last pass, which read all the days this request wants: only
     // logs changed since need reading, and none at all on an unchanged corpus.
@@ -108,6 +147,101 @@ export class UsageStore {
       if (await this.readChanged(settled, pricer)) return settled.answer;
     }
     return this.fullPass(views, prices, pricer, sinceDay);
+  }
+
+  /** Lists the logs an earlier run saved aggregates of under these prices. */
+  private restore(prices: CurrentPrices): void {
+    this.restored = true;
+    if (!this.saved) return;
+    const started = Date.now();
+    this.savedIds = this.saved.ids(prices);
+    if (this.savedIds.size > 0) this.log.info({ logs: this.savedIds.size, ms: Date.now() - started }, 'usage aggregates saved by an earlier run found');
+  }
+
+  /**
+   * Takes the saved aggregates of the logs in `todo` that have them, with one bulk stat:
+   * logs before the days wanted are deferred, unchanged ones are done, grown ones are read
+   * on from their cursor. Returns what is left to read.
+   */
+  private async takeSaved(todo: SessionLog[], sinceDay: number | undefined): Promise<SessionLog[]> {
+    const candidates = todo.filter((l) => l.log.kind === 'file' && this.savedIds.has(logId(l.log)));
+    if (candidates.length === 0) return todo;
+    const stats = await statMany(candidates.map((l) => logId(l.log)));
+    const done = new Set<SessionLog>();
+    for (const l of candidates) {
+      const id = logId(l.log);
+      const st = stats.get(id);
+      if (!st) continue; // gone: read() says so
+      if (endsBefore(st.mtimeMs, sinceDay)) {
+        this.deferred.set(id, st.mtimeMs);
+        done.add(l);
+        continue;
+      }
+      const saved = this.fromSaved(id, st);
+      if (!saved) continue;
+      this.tracked.set(id, saved.t);
+      if (saved.unchanged) done.add(l);
+    }
+    return todo.filter((l) => !done.has(l));
+  }
+
+  /** A log's saved aggregates when they are of this very file (`st`); unchanged: nothing to read. */
+  private fromSaved(id: string, st: { ino: number; size: number; mtimeMs: number }): { t: Tracked; unchanged: boolean } | undefined {
+    if (!this.savedIds.delete(id)) return undefined;
+    const saved = this.saved?.get(id);
+    // Replaced or cut short since: read afresh (the row is rewritten at the next save).
+    if (!saved || saved.ino !== st.ino || saved.size > st.size) {
+      this.unsaved.add(id);
+      return undefined;
+    }
+    return { t: { ...saved, file: true }, unchanged: saved.size === st.size && saved.mtimeMs === st.mtimeMs };
+  }
+
+  private scheduleSave(): void {
+    if (!this.saved || this.unsaved.size === 0 || this.saveTimer) return;
+    // Beside the passes: a log being read is left for the next save (`reading`).
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      this.save();
+    }, SAVE_DELAY_MS);
+    this.saveTimer.unref();
+  }
+
+  /** Writes the JSONL logs' aggregates that changed since the last save (one save at a time). */
+  private save(): void {
+    const prices = this.lastPrices;
+    const saved = this.saved;
+    if (!saved || !prices || this.unsaved.size === 0) return;
+    // A SQLite store's sessions are read again at each start.
+    const ids = [...this.unsaved].filter((id) => !id.includes('\0'));
+    this.unsaved.clear();
+    const current = (id: string): SavedLog | undefined | null => {
+      if (this.reading.has(id)) return null;
+      const t = this.tracked.get(id);
+      return t && isSavable(t) ? t : undefined;
+    };
+    const all = (): string[] => [...this.tracked].flatMap(([id, t]) => (isSavable(t) ? [id] : []));
+    this.saving = this.saving
+      .then(() => saved.save(prices, ids, current, all))
+      .then((left) => {
+        for (const id of left) this.unsaved.add(id);
+      });
+  }
+
+  /**
+   * Marks dirty every read log that may hold records from `sinceDay` on (it last changed on
+   * or after that day) whose inode, size or mtime differs from when it was read, and every
+   * SQLite store whose files changed. Synchronous stats: about 1.5 µs each from the inode
+   * cache, where a promise per stat costs ten times that.
+   */
+  private checkDisk(sinceDay: number | undefined): void {
+    const from = sinceDay === undefined ? -Infinity : sinceDay * DAY_MS;
+    for (const [id, t] of this.tracked) {
+      if (t.mtimeMs === undefined || t.mtimeMs < from) continue;
+      const st = statSync(id, { throwIfNoEntry: false });
+      if (!st || st.ino !== t.ino || st.size !== t.size || st.mtimeMs !== t.mtimeMs) this.dirty.add(id);
+    }
+    for (const [db, key] of this.stores) if (storeKey(db) !== key) this.dirty.add(db);
   }
 
   /**
@@ -123,6 +257,7 @@ export class UsageStore {
     // unread for a shorter window would be missing from a later, wider one).
     if (changed.length > 0) await this.foreground.run(() => eachLimited(changed, SCAN_CONCURRENCY, (l) => this.read(l, pricer, settled.sinceDay)));
     if (this.closed) throw new StoreStopped();
+    this.scheduleSave();
     if (changed.some((l, i) => this.tracked.get(logId(l.log)) !== before[i])) return false;
     // A new answer object: the same sessions, whose usage was added to in place.
     settled.answer = { ...settled.answer };
@@ -130,24 +265,36 @@ export class UsageStore {
   }
 
   private async fullPass(views: readonly SessionView[], prices: CurrentPrices, pricer: Pricer, wanted: number | undefined): Promise<Answer> {
-    // On the same list, keep the days the last pass read as well (see readChanged).
+    // Keep the days the last pass read as well (see readChanged), also on a new list (the
+    // index lists anew when titles arrive): a log left unread now would be missing later.
     const settled = this.settled;
-    const sinceDay = settled && settled.views === views ? widest(wanted, settled.sinceDay) : wanted;
+    const sinceDay = settled ? widest(wanted, settled.sinceDay) : wanted;
     const logs = logsOf(views);
     const dirty = new Set(this.dirty);
     this.dirty.clear();
     const listed = new Set(logs.map((l) => logId(l.log)));
-    for (const id of this.tracked.keys()) if (!listed.has(id)) this.tracked.delete(id);
+    for (const id of this.tracked.keys()) {
+      if (listed.has(id)) continue;
+      this.tracked.delete(id);
+      this.unsaved.add(id);
+    }
+    for (const id of this.savedIds) {
+      if (listed.has(id)) continue;
+      this.savedIds.delete(id);
+      this.unsaved.add(id);
+    }
     for (const id of this.deferred.keys()) if (!listed.has(id) || dirty.has(id)) this.deferred.delete(id);
-    const todo = logs.filter((l) => {
+    let todo = logs.filter((l) => {
       const id = logId(l.log);
       if (this.tracked.has(id)) return dirty.has(logFile(l.log));
       const deferred = this.deferred.get(id);
       return deferred === undefined || !endsBefore(deferred, sinceDay);
     });
+    if (this.savedIds.size > 0) todo = await this.takeSaved(todo, sinceDay);
     // New JSONL logs are read from the start on worker threads when there are enough of them;
     // what was appended to known logs, and the other stores, in-process.
-    const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)));
+    // (Logs with saved aggregates are taken in-process, from the saved file.)
+    const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)) && !this.savedIds.has(logId(l.log)));
     const toWorkers = this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : [];
     const onWorkers = new Set(toWorkers);
     const inProcess = todo.filter((l) => !onWorkers.has(l));
@@ -168,6 +315,7 @@ export class UsageStore {
     // Every log of these views is now read for these days, but for the changes that arrived
     // meanwhile (still in `dirty`, for the next request).
     this.settled = { views, byPath: logsByFile(logs), sinceDay, answer };
+    this.scheduleSave();
     return answer;
   }
 
@@ -198,7 +346,8 @@ export class UsageStore {
         continue;
       }
       this.deferred.delete(r.key);
-      this.tracked.set(r.key, { ino: r.ino, size: r.size, state: r.state, usage: r.usage });
+      this.unsaved.add(r.key);
+      this.tracked.set(r.key, { ino: r.ino, size: r.size, mtimeMs: r.mtimeMs, file: true, state: r.state, usage: r.usage });
     }
   }
 
@@ -210,32 +359,50 @@ export class UsageStore {
     let fallbackDay = dayOfMs(l.updatedAtMs || Date.now());
     let ino: number | undefined;
     let size: number | undefined;
-    if (l.log.kind !== 'sqlite') {
+    let mtimeMs: number | undefined;
+    if (l.log.kind === 'sqlite') this.stores.set(l.log.db, storeKey(l.log.db));
+    else {
       const st = await stat(l.log.path).catch(() => undefined);
       if (!st) {
         this.tracked.delete(id);
+        this.unsaved.add(id);
         return;
       }
-      ({ ino, size } = st);
+      ({ ino, size, mtimeMs } = st);
       if (!t && l.log.kind === 'file' && endsBefore(st.mtimeMs, sinceDay)) {
         this.deferred.set(id, st.mtimeMs);
         return;
       }
       this.deferred.delete(id);
       fallbackDay = dayOfMs(st.mtimeMs);
+      if (!t && l.log.kind === 'file') {
+        const saved = this.fromSaved(id, st);
+        if (saved?.unchanged) {
+          this.tracked.set(id, saved.t);
+          return;
+        }
+        t = saved?.t;
+      }
       // Replaced, cut short, or a whole-document legacy record: read again from the start.
       if (t && (l.log.kind === 'legacy' || t.ino !== ino || (t.size ?? 0) > size)) t = undefined;
     }
     t ??= { state: startState(), usage: emptyUsage() };
     t.ino = ino;
     t.size = size;
+    t.mtimeMs = mtimeMs;
+    t.file = l.log.kind === 'file';
     this.tracked.set(id, t);
+    this.unsaved.add(id);
+    this.reading.add(id);
     try {
       await scanLog(this.index, l.log, t.state, t.usage, pricer, fallbackDay);
     } catch (err) {
       this.tracked.delete(id);
+      this.unsaved.add(id);
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') this.log.warn({ log: logFile(l.log), err: String(err) }, 'usage: log not read');
+    } finally {
+      this.reading.delete(id);
     }
   }
 }
@@ -257,6 +424,17 @@ function covers(read: number | undefined, wanted: number | undefined): boolean {
 
 function widest(a: number | undefined, b: number | undefined): number | undefined {
   return a === undefined || b === undefined ? undefined : Math.min(a, b);
+}
+
+function isSavable(t: Tracked): t is Tracked & SavedLog {
+  return t.file === true && t.ino !== undefined && t.size !== undefined && t.mtimeMs !== undefined;
+}
+
+/** A SQLite store's main and -wal files as they are now (what a write changes). */
+function storeKey(db: string): string {
+  const main = statSync(db, { throwIfNoEntry: false });
+  const wal = statSync(`${db}-wal`, { throwIfNoEntry: false });
+  return `${main?.ino}:${main?.size}:${main?.mtimeMs}:${wal?.size}:${wal?.mtimeMs}`;
 }
 
 function logId(ref: LogRef): string {

@@ -8,18 +8,20 @@ import { Pricer } from './collect.js';
 import { dayOfMs } from './days.js';
 import { analyticsOf, byTime, sessionsList, summary, summaryCard, type AnalyticsMessage } from './legacy.js';
 import { PriceFiles } from './price-file.js';
+import { SavedUsage } from './saved.js';
 import { UsageStore } from './store.js';
 import { UsageSync } from './sync.js';
 import type { SessionUsage } from './types.js';
 import { ScanWorkers } from './workers.js';
 
 /** The files of this feature, all derived from HOME and the app root. */
-export function usagePaths(ctx: Pick<ServiceContext, 'config'>): { prices: string; override: string; watermark: string } {
+export function usagePaths(ctx: Pick<ServiceContext, 'config'>): { prices: string; override: string; watermark: string; aggregates: string } {
   const state = path.dirname(ctx.config.paths.stateFile);
   return {
     prices: path.join(ctx.config.paths.appRoot, 'config', 'usage', 'prices.json'),
     override: path.join(state, 'prices.json'),
     watermark: path.join(state, 'usage-sync.json'),
+    aggregates: path.join(state, 'usage-aggregates.sqlite'),
   };
 }
 
@@ -35,7 +37,7 @@ export class UsageService {
   ) {
     const files = usagePaths(ctx);
     this.prices = new PriceFiles(files.prices, files.override, ctx.log);
-    this.store = new UsageStore(ctx.sessions, this.prices, ctx.log, new ScanWorkers(ctx.log), ctx.foreground);
+    this.store = new UsageStore(ctx.sessions, this.prices, ctx.log, new ScanWorkers(ctx.log), ctx.foreground, new SavedUsage(files.aggregates, ctx.log));
     this.sync = new UsageSync(
       { sessions: async (sinceDay) => (await this.store.sessions(sinceDay)).sessions, auth: ctx.auth, upstream: ctx.upstream, log: ctx.log },
       { hourUtc: ctx.config.usageSyncHourUtc, file: files.watermark, now },

@@ -34,7 +34,9 @@ export interface ChildOptions {
 const root = path.resolve(import.meta.dirname, '../..');
 
 export async function startChildService(options: ChildOptions): Promise<ChildService> {
-  const node = [process.execPath, '--import', 'tsx', options.entry ?? 'service/cli.ts'];
+  const entry = options.entry ?? 'service/cli.ts';
+  // A built entry runs as `npm start` runs it: plain node, no TypeScript loader.
+  const node = entry.endsWith('.js') ? [process.execPath, entry] : [process.execPath, '--import', 'tsx', entry];
   const [command, ...args] =
     options.fileSizeBlocks === undefined ? node : ['sh', '-c', `ulimit -f ${options.fileSizeBlocks} && exec "$@"`, 'sh', ...node];
   const child = spawn(command!, args, {

@@ -234,6 +234,8 @@ describe('in the running service', () => {
       while (reports().length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       expect(reports()).toHaveLength(1);
       expect(reports()[0]!.body).toMatchObject({ backfill: true, through: dateAt(-1), rows: BACKFILL });
+      // The watermark is written once the upstream's answer is in, a moment after it saw the report.
+      while (!svc.logs.join('').includes('usage report sent') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(await watermark()).toMatchObject({ reported_through: dateAt(-1) });
     } finally {
       await svc.close();

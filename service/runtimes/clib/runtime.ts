@@ -11,7 +11,7 @@ import { titleFromPrompt } from '../title.js';
 import { EventQueue } from '../event-queue.js';
 import { programEnv } from '../program-env.js';
 import type { Approvals, PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
-import { ensureCodexHome } from '../../bootstrap/codex-home.js';
+import { ensureCodexHome } from '../../stores/codex-home.js';
 import { ClibTurn, type TurnPlan } from './turn.js';
 
 /**

@@ -5,17 +5,42 @@ import type { LineContext } from './common.js';
 import type { Peek } from './quick.js';
 import { normalizeRuntimea, peekRuntimea } from './runtimea.js';
 
+/** Readers of whole logs that need only some of their lines (see `needs`). */
+export type Consumer = 'usage';
+
 export interface Format {
   /** A parsed record -> what it yields, in order. Pure. */
   normalize(record: unknown, ctx: LineContext): LogEntry[];
   /** The roles of the messages a raw line yields, when certain without parsing. */
   peek: Peek;
+  /**
+   * Per consumer, the byte markers of the lines it needs: a line holding none of them yields
+   * nothing that consumer uses, and the pipeline leaves it unparsed. The programs write
+   * compact JSON and a quote inside a string is escaped, so an unescaped `"key":"value"` is
+   * structure, never text (a marker may match more lines than needed, never fewer).
+   */
+  needs: Readonly<Record<Consumer, readonly string[]>>;
 }
 
 export const FORMATS: Readonly<Record<LogFormat, Format>> = {
-  runtimea: { normalize: normalizeRuntimea, peek: peekRuntimea },
-  clia: { normalize: normalizeClia, peek: peekClia },
-  clib: { normalize: normalizeClib, peek: peekClib },
+  runtimea: {
+    normalize: normalizeRuntimea,
+    peek: peekRuntimea,
+    // Prompts, assistant records (usage, tool calls, replies), nested tool calls; not tool results.
+    needs: { usage: ['"role":"user"', '"role":"assistant"', '"role":"custom"'] },
+  },
+  clia: {
+    normalize: normalizeClia,
+    peek: peekClia,
+    // Prompts, assistant blocks (tool calls, replies, and the time a `result` inherits), results.
+    needs: { usage: ['"type":"user"', '"type":"assistant"', '"type":"result"'] },
+  },
+  clib: {
+    normalize: normalizeClib,
+    peek: peekClib,
+    // Prompts, completed items (tool calls, replies), turn ends with their usage.
+    needs: { usage: ['"type":"user.message"', '"type":"item.completed"', '"type":"turn.completed"', '"type":"turn.failed"'] },
+  },
 };
 
 export type { LineContext } from './common.js';

@@ -39,12 +39,19 @@ describe('GET /api/channels/runtimea/status', () => {
     expect(res.text).not.toMatch(/123:abc|xoxb|discord-token-in-config/);
   });
 
-  it('slack needs both tokens; a JSON5 config reads as unreadable and routes nothing', async () => {
-    const s = await withFiles('SLACK_BOT_TOKEN=xoxb-1\nSLACK_APP_TOKEN=xapp-1\n', '{ // json5\n channels: { slack: {} } }');
+  it('slack needs both tokens; a hand-edited JSON5 config is read as OpenClaw reads it', async () => {
+    const s = await withFiles('SLACK_BOT_TOKEN=xoxb-1\nSLACK_APP_TOKEN=xapp-1\n', '{ // json5\n channels: { slack: {} }, }');
+    const body = (await s.get('/api/channels/runtimea/status')).json();
+    expect(body.config).toBe('ok');
+    expect(body.channels.slack).toMatchObject({ credentials: true, credential_source: 'env_file' });
+    expect(body.channels.telegram.credentials).toBe(false);
+  });
+
+  it('a config that is not even JSON5 reads as unreadable and routes nothing', async () => {
+    const s = await withFiles('SLACK_BOT_TOKEN=xoxb-1\nSLACK_APP_TOKEN=xapp-1\n', '{ channels: { slack: ');
     const body = (await s.get('/api/channels/runtimea/status')).json();
     expect(body.config).toBe('unreadable');
     expect(body.channels.slack).toEqual({ credentials: true, credential_source: 'env_file', configured: false, routed: false, agent: null });
-    expect(body.channels.telegram.credentials).toBe(false);
   });
 
   it('no config at all: missing; asking does not start the gateway', async () => {

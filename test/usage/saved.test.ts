@@ -1,0 +1,100 @@
+import { appendFile, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { LogRef } from '../../service/sessions/types.js';
+import { startService, type TestService } from '../helpers/service.js';
+import { IDS, writeUsageCorpus } from './corpus.js';
+import { at, awayFromMidnight, cliaTurn, usageOf } from './seed.js';
+
+/**
+ * Usage aggregates outlive the process (usage-aggregates.sqlite in the state folder): a
+ * restart on an unchanged corpus reads no log for the report, one that changed meanwhile is
+ * read (from where it stopped when it only grew), and the report is the one a start from
+ * nothing would give, whatever the saved file holds.
+ */
+let home: string;
+let svc: TestService | undefined;
+
+beforeEach(async () => {
+  await awayFromMidnight();
+  home = await mkdtemp(path.join(os.tmpdir(), 'space-usage-saved-'));
+  await writeUsageCorpus(home);
+});
+
+afterEach(async () => {
+  await svc?.close();
+  svc = undefined;
+  await rm(home, { recursive: true, force: true });
+});
+
+const file = (): string => path.join(home, '.space-state', 'usage-aggregates.sqlite');
+const cliaLog = (): string => path.join(home, 'clia-space', 'proj', 'sessions', `${IDS.C1}.jsonl`);
+
+/** A service over `home` whose log reads (path, from) are recorded. */
+async function start(): Promise<{ svc: TestService; reads: Array<{ path: string; from: number }> }> {
+  const started = await startService({ home });
+  const reads: Array<{ path: string; from: number }> = [];
+  const logs = started.service.ctx.sessions.logs;
+  const entries = logs.entries.bind(logs);
+  logs.entries = (ref: LogRef, from: number, select) => {
+    reads.push({ path: ref.kind === 'sqlite' ? ref.db : ref.path, from });
+    return entries(ref, from, select);
+  };
+  svc = started;
+  return { svc: started, reads };
+}
+
+async function reportOnce(query = '?days=90'): Promise<any> {
+  const { svc: s } = await start();
+  const body = await usageOf(s, query);
+  await s.close();
+  svc = undefined;
+  return body;
+}
+
+describe('saved usage aggregates', () => {
+  it('are written at stop (0600) and a restart on an unchanged corpus reads no JSONL log', async () => {
+    const first = await reportOnce();
+    expect((await stat(file())).mode & 0o777).toBe(0o600);
+    const { svc: s, reads } = await start();
+    expect(await usageOf(s, '?days=90')).toEqual(first);
+    // Only the legacy record (a whole document, read each time) is read again.
+    expect(reads.map((r) => path.extname(r.path))).toEqual(['.json']);
+  });
+
+  it('a log that grew while the service was down is read from where it stopped', async () => {
+    await reportOnce();
+    const size = (await stat(cliaLog())).size;
+    await appendFile(cliaLog(), `${cliaTurn(IDS.C1, 'once more', at(0, '00:40:00.000'), '01-new-text', 1300).join('\n')}\n`);
+    const { svc: s, reads } = await start();
+    const body = await usageOf(s, '?days=90');
+    expect(reads.filter((r) => r.path.endsWith('.jsonl'))).toEqual([{ path: cliaLog(), from: size }]);
+    await s.close();
+    svc = undefined;
+    // The same as a start with nothing saved.
+    await rm(file(), { force: true });
+    expect(await reportOnce()).toEqual(body);
+  });
+
+  it('other prices, a damaged file or a log replaced meanwhile: the report is the one made from nothing', async () => {
+    const first = await reportOnce();
+    // A damaged file: discarded, started over.
+    await writeFile(file(), 'not a database at all');
+    for (const suffix of ['-wal', '-shm']) await rm(`${file()}${suffix}`, { force: true });
+    expect(await reportOnce()).toEqual(first);
+    // Other prices: an override that prices the unpriced model.
+    await writeFile(path.join(home, '.space-state', 'prices.json'), JSON.stringify({ models: { 'mystery-model-x': [{ from: '2020-01-01', input: 1, output: 1 }] } }));
+    const repriced = await reportOnce();
+    await rm(file(), { force: true });
+    expect(await reportOnce()).toEqual(repriced);
+    // A log replaced by a shorter one (same mtime second does not matter: the inode differs).
+    const text = `${cliaTurn(IDS.C1, 'only this', at(0, '00:55:00.000'), '01-new-text', 1300).join('\n')}\n`;
+    await writeFile(`${cliaLog()}.new`, text);
+    const { rename } = await import('node:fs/promises');
+    await rename(`${cliaLog()}.new`, cliaLog());
+    const replaced = await reportOnce();
+    await rm(file(), { force: true });
+    expect(await reportOnce()).toEqual(replaced);
+  });
+});
