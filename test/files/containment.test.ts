@@ -176,10 +176,12 @@ describe('malformed paths are 400, never 500', () => {
 
 describe('check-then-open races (case 24)', () => {
   it('a directory swapped for a symlink to outside between check and open never yields outside bytes', async () => {
-    // ~/race is a real directory (so its real path is itself) that a separate process keeps
-    // replacing with a symlink to the outside directory and back, as fast as it can.
-    const dir = path.join(home, 'race');
-    await mkdir(dir);
+    // ~/work/race is a real directory (so its real path is itself) that a separate process keeps
+    // replacing with a symlink to the outside directory and back, as fast as it can. Not in
+    // HOME itself: the session index watches HOME (for agent folders made later), and a
+    // full-speed rename loop there floods the service's event loop with watch events.
+    const dir = path.join(home, 'work', 'race');
+    await mkdir(dir, { recursive: true });
     await writeFile(path.join(dir, 'secret.txt'), 'INSIDE');
     const flipper = await startFlipper(dir);
     try {
@@ -197,8 +199,8 @@ describe('check-then-open races (case 24)', () => {
   });
 
   it('list-directory of a directory swapped for a symlink to outside never lists outside children', async () => {
-    const dir = path.join(home, 'race-list');
-    await mkdir(dir);
+    const dir = path.join(home, 'work', 'race-list');
+    await mkdir(dir, { recursive: true });
     await writeFile(path.join(dir, 'mine.txt'), 'INSIDE');
     const flipper = await startFlipper(dir);
     try {
