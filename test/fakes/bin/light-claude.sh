@@ -2,7 +2,8 @@
 # A light double of the Claude Code CLI for load tests (a shell, not a Node process, so fifty
 # turns at once stay cheap): the shape of the recorded stream-json (init, text deltas 100 ms
 # apart, the assistant message, a success result), under the session id it was given.
-# The prompt (after `--`) "deltas <n>" sets the number of deltas (default 10).
+# The prompt "deltas <n>" sets the number of deltas (default 10); it comes as the first
+# stream-json user message on stdin, as the service sends it (or, from older callers, after `--`).
 sid=00000000-0000-4000-8000-000000000000
 n=10
 while [ $# -gt 0 ]; do
@@ -12,6 +13,9 @@ while [ $# -gt 0 ]; do
     *) shift ;;
   esac
 done
+if [ "$n" = 10 ] && IFS= read -r line; then
+  case "$line" in *deltas\ *) n=$(echo "$line" | sed 's/.*deltas \([0-9]*\).*/\1/') ;; esac
+fi
 printf '{"type":"system","subtype":"init","cwd":"%s","session_id":"%s","model":"claude-opus-5-5"}\n' "$PWD" "$sid"
 i=0
 while [ "$i" -lt "$n" ]; do
