@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import { writeFileAtomically } from '../stores/atomic.js';
+import { DebouncedSave } from './debounced-save.js';
 import { readFile } from './disk.js';
 import type { FileLogs, SavedCount } from './file-log.js';
 
@@ -14,15 +14,15 @@ const SAVE_DELAY_MS = 2000;
  * still match (a log that only grew is counted from where the saved count stopped).
  */
 export class CountStore {
-  private timer: NodeJS.Timeout | undefined;
-  private saving: Promise<void> = Promise.resolve();
+  private readonly saver: DebouncedSave;
 
   constructor(
     private readonly file: string,
     private readonly logs: FileLogs,
     private readonly log: Logger,
   ) {
-    logs.onCounted = () => this.schedule();
+    this.saver = new DebouncedSave(file, SAVE_DELAY_MS, () => `${JSON.stringify({ version: 1, counts: logs.saved(SAVED_MIN_BYTES) })}\n`, log, 'session counts');
+    logs.onCounted = () => this.saver.schedule();
   }
 
   async load(): Promise<void> {
@@ -34,28 +34,8 @@ export class CountStore {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.save();
-    }
-    await this.saving;
-  }
-
-  private schedule(): void {
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      this.save();
-    }, SAVE_DELAY_MS);
-    this.timer.unref();
-  }
-
-  private save(): void {
-    const counts = this.logs.saved(SAVED_MIN_BYTES);
-    this.saving = this.saving
-      .then(() => writeFileAtomically(this.file, `${JSON.stringify({ version: 1, counts })}\n`, { mode: 0o600, dirMode: 0o700 }))
-      .catch((err: unknown) => this.log.warn({ err: String(err) }, 'session counts not saved'));
+  close(): Promise<void> {
+    return this.saver.close();
   }
 }
 

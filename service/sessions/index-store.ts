@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import { writeFileAtomically } from '../stores/atomic.js';
+import { DebouncedSave } from './debounced-save.js';
 import { readFile } from './disk.js';
 import type { Known } from './source-files.js';
 
@@ -20,14 +20,15 @@ const SAVE_DELAY_MS = 3000;
  * version is discarded (the index is then built from the disk alone, as on a first start).
  */
 export class IndexSnapshot {
-  private timer: NodeJS.Timeout | undefined;
-  private saving: Promise<void> = Promise.resolve();
+  private readonly saver: DebouncedSave;
 
   constructor(
     private readonly file: string,
-    private readonly source: () => Saved[],
+    source: () => Saved[],
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.saver = new DebouncedSave(file, SAVE_DELAY_MS, () => `${JSON.stringify({ version: VERSION, files: source() })}\n`, log, 'session index');
+  }
 
   async load(): Promise<Saved[]> {
     let doc: { version?: unknown; files?: unknown } | null;
@@ -43,27 +44,11 @@ export class IndexSnapshot {
 
   /** Saves a few seconds after the last change (the index changes in bursts). */
   schedule(): void {
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      this.save();
-    }, SAVE_DELAY_MS);
-    this.timer.unref();
+    this.saver.schedule();
   }
 
-  async close(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      this.save();
-    }
-    await this.saving;
-  }
-
-  private save(): void {
-    const body = `${JSON.stringify({ version: VERSION, files: this.source() })}\n`;
-    this.saving = this.saving
-      .then(() => writeFileAtomically(this.file, body, { mode: 0o600, dirMode: 0o700 }))
-      .catch((err: unknown) => this.log.warn({ err: String(err) }, 'session index not saved'));
+  close(): Promise<void> {
+    return this.saver.close();
   }
 }
 
