@@ -49,11 +49,8 @@ export async function startCliProcess(supervisor: Supervisor, start: CliStart): 
   child.stdin?.on('error', () => undefined);
   const input = child.stdin;
   const open = (): boolean => !!input && !input.writableEnded && !input.destroyed;
-  let stderr = '';
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (chunk: string) => {
-    stderr = (stderr + chunk).slice(-STDERR_TAIL);
-  });
+  const stderr = new TailBuffer(STDERR_TAIL);
+  child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
   // Bounded: a program printing without newlines must not grow the service without limit.
   const lines = boundedLines(child.stdout!, undefined, start.onDroppedLine);
   void owned.exited.then(() => endAfterExit(owned));
@@ -62,7 +59,7 @@ export async function startCliProcess(supervisor: Supervisor, start: CliStart): 
     pid: owned.pid,
     lines,
     exited: owned.exited,
-    stderrTail: () => stderr,
+    stderrTail: () => stderr.text(),
     interrupt: (graceMs) => {
       if (graceTimer) return;
       signalGroup(owned, 'SIGINT');
@@ -113,5 +110,36 @@ function signalGroup(owned: OwnedProcess, signal: NodeJS.Signals): void {
     process.kill(-owned.pid, signal);
   } catch {
     // ESRCH: nothing left to signal.
+  }
+}
+
+/**
+ * The last `size` bytes of a stream, kept as bytes: decoding every chunk to a string and
+ * concatenating would make garbage at the rate the program writes (a runaway program's
+ * 200 MB of stderr became hundreds of MB of short-lived strings).
+ */
+class TailBuffer {
+  private readonly bytes: Buffer;
+  private length = 0;
+
+  constructor(private readonly size: number) {
+    this.bytes = Buffer.alloc(size);
+  }
+
+  push(chunk: Buffer): void {
+    if (chunk.length >= this.size) {
+      chunk.copy(this.bytes, 0, chunk.length - this.size);
+      this.length = this.size;
+      return;
+    }
+    const keep = Math.min(this.length, this.size - chunk.length);
+    this.bytes.copy(this.bytes, 0, this.length - keep, this.length);
+    chunk.copy(this.bytes, keep);
+    this.length = keep + chunk.length;
+  }
+
+  /** The tail as text; a UTF-8 sequence cut at the start becomes U+FFFD. */
+  text(): string {
+    return this.bytes.toString('utf8', 0, this.length);
   }
 }

@@ -126,3 +126,35 @@ export function descendants(root = process.pid): number[] {
   }
   return out;
 }
+
+/**
+ * Runs `act` (the service runs in this process) and returns the most memory it kept at once,
+ * in MB above what was kept before: heap and buffers measured right after a full GC, every
+ * 50 ms. What is kept is what "bounded" is about; RSS would also count garbage not yet
+ * collected, which depends on the machine's load more than on the code. Needs `--expose-gc`
+ * (vitest.config.ts); without it the figure includes garbage and only errs high.
+ */
+export async function peakRetained(act: () => Promise<unknown>): Promise<number> {
+  const gc = (globalThis as { gc?: () => void }).gc ?? ((): void => undefined);
+  const kept = (): number => {
+    gc();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.external;
+  };
+  const base = kept();
+  let peak = base;
+  let done = false;
+  const sampler = (async () => {
+    while (!done) {
+      peak = Math.max(peak, kept());
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  try {
+    await act();
+  } finally {
+    done = true;
+    await sampler;
+  }
+  return Math.round((peak - base) / 1024 / 1024);
+}
