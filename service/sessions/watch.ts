@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync, watch, type Dirent, type FSWatcher } from 'node:fs';
+import { readdirSync, statSync, unwatchFile, watch, watchFile, type Dirent, type FSWatcher, type Stats } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { roleOf, type SessionRoots } from './layout.js';
@@ -13,6 +13,8 @@ export interface SessionWatcher {
 
 /** How long changes are gathered before the index is refreshed. */
 export const DEBOUNCE_MS = 100;
+/** How often a root that does not exist (yet) is looked for. */
+export const MISSING_ROOT_POLL_MS = 500;
 
 /**
  * Watches the folders of the session layout (and only them: a path outside the layout is
@@ -22,6 +24,10 @@ export const DEBOUNCE_MS = 100;
  * that goes away is no longer watched. One watch per folder, not per file: at 10,000
  * sessions a per-file watcher (chokidar) spent over a second of the start-up's CPU on stats
  * and watches, and a watch per file can exhaust the user's inotify watches.
+ *
+ * A root that does not exist is looked for with a stat every MISSING_ROOT_POLL_MS, not by
+ * watching its parent: the parent is usually HOME, where any program's busy file (a shell
+ * history, a rename loop) would wake the service for every write.
  */
 export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) => void, log: Logger): SessionWatcher {
   const watchers = new Map<string, FSWatcher>();
@@ -64,8 +70,7 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
     }
     w.on('error', (err) => {
       log.debug({ dir, err: String(err) }, 'session folder watch ended');
-      unwatch(dir);
-      report(dir);
+      lost(dir);
     });
     watchers.set(dir, w);
     let entries: Dirent[];
@@ -82,7 +87,16 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
     }
   };
 
+  /** A watched folder went away: forgotten, reported, and looked for again when it is a root. */
+  const lost = (dir: string): void => {
+    unwatch(dir);
+    report(dir);
+    if (rootSet.has(dir)) awaitRoot(dir);
+  };
+
   const changed = (dir: string, name: string | Buffer | null): void => {
+    // A root renamed or removed reports on its own watch; its folder is gone, not a child.
+    if (rootSet.has(dir) && !isFolder(dir)) return lost(dir);
     // No name: the kernel's queue overflowed; the whole folder is read again.
     if (name === null) return report(dir);
     const p = path.join(dir, name.toString());
@@ -95,7 +109,31 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
     report(p);
   };
 
-  for (const target of watchTargets(roots)) watchTree(target);
+  const polled = new Set<string>();
+  /** Polls for `root` until it is a folder, then watches it (and reports it, so the index walks it). */
+  const awaitRoot = (root: string): void => {
+    if (closed || polled.has(root)) return;
+    polled.add(root);
+    watchFile(root, { interval: MISSING_ROOT_POLL_MS }, (now: Stats) => {
+      if (!now.isDirectory() || closed) return;
+      unwatchFile(root);
+      polled.delete(root);
+      watchTree(root);
+      report(root);
+    });
+    // Made between the check and the poll's first stat: the poll sees no change.
+    if (isFolder(root)) {
+      unwatchFile(root);
+      polled.delete(root);
+      watchTree(root);
+    }
+  };
+
+  const rootSet = new Set(Object.values(roots));
+  for (const root of rootSet) {
+    if (isFolder(root)) watchTree(root);
+    else awaitRoot(root);
+  }
   return {
     ready: Promise.resolve(),
     flush,
@@ -104,24 +142,12 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
       clearTimeout(timer);
       for (const w of watchers.values()) w.close();
       watchers.clear();
+      for (const root of polled) unwatchFile(root);
+      polled.clear();
     },
   };
 }
 
 function isFolder(p: string): boolean {
   return statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
-}
-
-/**
- * The nearest existing folder above each root: watching the root's parent (its other
- * children are ignored) sees a root that is created later.
- */
-export function watchTargets(roots: SessionRoots): string[] {
-  const targets = new Set<string>();
-  for (const root of Object.values(roots)) {
-    let dir = path.dirname(root);
-    while (!existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-    targets.add(dir);
-  }
-  return [...targets];
 }

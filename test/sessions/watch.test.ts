@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { appendFile, mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -94,6 +95,22 @@ describe('the listing follows the disk', () => {
     await eventually(async () => expect(await session('clib-late')).toMatchObject({ title: 'late codex', directory: '/proj-x' }));
   });
 
+  it('a root removed while the service runs, then made again: its sessions go, then come back', async () => {
+    const root = path.join(home, 'clib-space');
+    const moved = path.join(home, 'clib-space-away');
+    const write = (sessionId: string, title: string): Promise<unknown> =>
+      writeCliSessions(root, 'clib', [{ agentId: 'again', sessionId, title, updatedAt: 8, lines: clibTranscript([{ prompt: 'Say hello', run: 'new-text', at: new Date() }]) }]);
+    await write('clib-moved', 'moved away');
+    await eventually(async () => expect(await session('clib-moved')).toMatchObject({ title: 'moved away' }));
+    await rename(root, moved);
+    await eventually(async () => expect(await session('clib-moved')).toBeUndefined());
+    await rename(moved, root);
+    await eventually(async () => expect(await session('clib-moved')).toMatchObject({ agent_name: 'clib', message_count: 2 }));
+    // and it is watched again: a new session in it is seen
+    await write('clib-back', 'back again');
+    await eventually(async () => expect(await session('clib-back')).toMatchObject({ title: 'back again' }));
+  });
+
   it('the runtimea SQLite store gaining rows and sessions while the gateway runs', async () => {
     const db = new Database(runtimeaDb(home, 'work'));
     try {
@@ -135,9 +152,39 @@ describe('the listing follows the disk', () => {
   });
 });
 
+/** Inodes this process watches with inotify (Linux: /proc/self/fdinfo of each inotify descriptor). */
+function watchedInodes(): Set<number> {
+  const inodes = new Set<number>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    let info: string;
+    try {
+      info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const m of info.matchAll(/^inotify wd:\S+ ino:([0-9a-f]+)/gm)) inodes.add(Number.parseInt(m[1]!, 16));
+  }
+  return inodes;
+}
+
+describe('what is watched', () => {
+  it('the layout folders, never HOME itself: a root not made yet is looked for, and watched once made', async () => {
+    const own = await startService();
+    try {
+      const root = path.join(own.home, 'clia-space');
+      expect(watchedInodes().has(statSync(own.home).ino)).toBe(false);
+      await mkdir(path.join(root, 'p', 'sessions'), { recursive: true });
+      await eventually(async () => expect(watchedInodes().has(statSync(path.join(root, 'p', 'sessions')).ino)).toBe(true));
+      expect(watchedInodes().has(statSync(own.home).ino)).toBe(false);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('watchers end with the service', () => {
-  it('closes every file watch on shutdown', async () => {
-    const watches = () => process.getActiveResourcesInfo().filter((r) => r === 'FSEventWrap').length;
+  it('closes every file watch and every poll for a missing root on shutdown', async () => {
+    const watches = () => process.getActiveResourcesInfo().filter((r) => r === 'FSEventWrap' || r === 'StatWatcher').length;
     const baseline = watches();
     const own = await startService();
     await mkdir(path.join(own.home, 'clia-space', 'p', 'sessions'), { recursive: true });
