@@ -24,6 +24,7 @@ const DEFAULT_MAX_BUFFERED = 4 * 1024 * 1024;
 
 export class SseStream {
   private heartbeat: NodeJS.Timeout | undefined;
+  private draining: Promise<void> | undefined;
   private readonly closeListeners: Array<() => void> = [];
   private ended = false;
 
@@ -72,16 +73,19 @@ export class SseStream {
     this.finish();
   }
 
+  /** One wait for all senders: frames sent without awaiting the previous one share it. */
   private drained(): Promise<void> {
-    return new Promise((resolve) => {
+    this.draining ??= new Promise((resolve) => {
       const done = (): void => {
         this.res.off('drain', done);
         this.res.off('close', done);
+        this.draining = undefined;
         resolve();
       };
       this.res.on('drain', done);
       this.res.on('close', done);
     });
+    return this.draining;
   }
 
   private armHeartbeat(): void {

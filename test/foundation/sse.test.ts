@@ -5,6 +5,7 @@ import { formatFrame, type SseStream } from '../../service/http/sse.js';
 import { startService, type TestService } from '../helpers/service.js';
 
 const opened: SseStream[] = [];
+let floodDrainListeners = 0;
 let svc: TestService;
 beforeAll(async () => {
   svc = await startService({
@@ -18,6 +19,7 @@ beforeAll(async () => {
         opened.push(stream);
         // A producer that ignores backpressure: the cap must cut it off, not buffer forever.
         for (let i = 0; i < 400; i++) void stream.send({ event: 'text-delta', data: { text: 'x'.repeat(16 * 1024) } });
+        floodDrainListeners = res.listenerCount('drain');
       });
       return [r];
     },
@@ -64,5 +66,7 @@ describe('SSE writer', () => {
     const stream = opened.at(-1)!;
     await expect.poll(() => stream.closed).toBe(true);
     res.destroy();
+    // The senders waiting for the buffer to drain share one wait, not a listener each.
+    expect(floodDrainListeners).toBe(1);
   });
 });
