@@ -73,9 +73,9 @@ describe('layering', () => {
    * The layer table, lowest floor first: every unit of service/ is on one floor and imports
    * only units on lower floors. Features take `Core & { ... }` (service/core.ts), declared in
    * their own folder; the composition root (app/context.ts) builds every long-lived service
-   * and hands each feature what it names. auth/, secrets/ and status/ sit low because other
-   * features use their helpers; runtimes/ is below sessions/, fts/, usage/ and chat/, which
-   * read what the runtimes write.
+   * and hands each feature what it names. auth/ and secrets/ sit low because other features
+   * use their helpers (AuthState, the active env file); runtimes/ is below sessions/, fts/,
+   * usage/ and chat/, which read what the runtimes write or drive their turns.
    */
   const FLOORS: readonly (readonly string[])[] = [
     ['app-root.ts', 'errors.ts', 'host.ts', 'ids.ts', 'log.ts', 'version.ts'],
