@@ -3,14 +3,12 @@ import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
 import { buildApp } from './app/app.js';
 import { answerClientError } from './app/client-error.js';
+import { createContext, startServices, type ServiceContext, type Stage } from './app/context.js';
 import { featureRouters } from './app/routes.js';
 import { consumeAtStartup } from './auth/startup.js';
 import type { Config } from './config.js';
-import { createContext, type ServiceContext, type Stage } from './context.js';
 import type { Host } from './host.js';
-import { startEventSources } from './events/sources.js';
 import { createLogger, type Logger } from './log.js';
-import { createRuntimes } from './runtimes/registry.js';
 import { reapRecordedChildren } from './process/child-records.js';
 import { livePidsInGroup, stopGroup } from './process/supervisor.js';
 import { flushWrites } from './stores/atomic.js';
@@ -40,12 +38,8 @@ export function createService(options: ServiceOptions): Service {
     port: () => (server?.address() as AddressInfo | null)?.port ?? options.config.port,
     stage: () => stage,
   });
-  for (const [name, runtime] of createRuntimes(ctx)) ctx.runtimes.set(name, runtime);
   const app = buildApp(ctx, [...featureRouters(ctx), ...(options.extraRoutes?.(ctx) ?? [])]);
-  // Built off the request path: the first sessions request waits for it, nothing else does.
-  ctx.sessions.start();
-  ctx.fts.start();
-  const eventSources = startEventSources(ctx.events, ctx.sessions, ctx.fts);
+  const services = startServices(ctx);
 
   const listen = async (): Promise<{ url: string; port: number }> => {
     await sweepStaleTemps(options.config, log);
@@ -79,13 +73,7 @@ export function createService(options: ServiceOptions): Service {
     (closing ??= (async () => {
       stage = 'stopping';
       const stopped = server ? new Promise<void>((resolve) => server!.close(() => resolve())) : Promise.resolve();
-      await ctx.runShutdownTasks();
-      eventSources.stop();
-      await Promise.allSettled([...ctx.runtimes.values()].map((runtime) => runtime.close()));
-      ctx.streams.closeAll();
-      await ctx.fts.close();
-      await ctx.sessions.close();
-      await ctx.supervisor.stopAll();
+      await services.stop();
       await flushWrites();
       server?.closeIdleConnections();
       server?.closeAllConnections();

@@ -6,28 +6,28 @@ import { channelRoutes } from '../channels/routes.js';
 import { chatRoutes } from '../chat/routes.js';
 import { configRoutes } from '../config-api/routes.js';
 import { connectorRoutes } from '../connectors/routes.js';
-import type { ServiceContext } from '../context.js';
 import { diagnosticsRoutes } from '../diagnostics/routes.js';
 import { eventRoutes } from '../events/routes.js';
 import { filesRoutes } from '../files/routes.js';
 import { ftsRoutes } from '../fts/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
-import { runtimeaGateway } from '../runtimes/runtimea/instance.js';
 import { runtimeaRoutes } from '../runtimes/runtimea/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
 import { sessionRoutes } from '../sessions/routes.js';
 import { statusRoutes } from '../status/routes.js';
 import { usageRoutes } from '../usage/routes.js';
+import type { ServiceContext } from './context.js';
 
 /**
  * Every feature's router, in one list: the map from the spec's sections to code. Each takes
  * what it names (`Core & { ... }`); the context has all of it, so it is passed as it is.
+ * Building a router starts nothing: the long-lived services are started by startServices.
  */
 export function featureRouters(ctx: ServiceContext): Router[] {
   return [
     statusRoutes(ctx),
-    lifecycleRoutes({ ...ctx, restartGateway: () => runtimeaGateway(ctx).restart() }),
+    lifecycleRoutes({ ...ctx, restartGateway: () => ctx.runtimeaGateway.restart() }),
     authRoutes(ctx),
     bootstrapRoutes(ctx),
     agentRoutes(ctx),

@@ -2,10 +2,10 @@ import { constants } from 'node:fs';
 import { access, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import mime from 'mime-types';
-import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import { parsePath, realInside } from '../files/containment.js';
 import type { Attachment, Runtime } from '../runtimes/runtime.js';
+import type { ChatDeps } from './deps.js';
 
 /**
  * `attachments` on a prompt: `{path}` (absolute, under $HOME, the files API's rules and
@@ -35,7 +35,7 @@ export function parseAttachmentRefs(value: unknown): AttachmentRef[] | undefined
   });
 }
 
-export async function resolveAttachments(ctx: ServiceContext, refs: readonly AttachmentRef[] | undefined, runtime: Runtime): Promise<Attachment[] | undefined> {
+export async function resolveAttachments(ctx: ChatDeps, refs: readonly AttachmentRef[] | undefined, runtime: Runtime): Promise<Attachment[] | undefined> {
   if (!refs || refs.length === 0) return undefined;
   const out: Attachment[] = [];
   for (const ref of refs) out.push(await resolveOne(ctx, ref));
@@ -47,7 +47,7 @@ export async function resolveAttachments(ctx: ServiceContext, refs: readonly Att
   return out;
 }
 
-async function resolveOne(ctx: ServiceContext, ref: AttachmentRef): Promise<Attachment> {
+async function resolveOne(ctx: ChatDeps, ref: AttachmentRef): Promise<Attachment> {
   const given = ref.fileId !== undefined ? ctx.uploads.pathOf(ref.fileId) : parsePath(ref.path, 'Attachment path');
   if (given === undefined) throw new HttpError(404, 'File not found');
   const real = await realInside(ctx.config.home, given);

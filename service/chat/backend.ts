@@ -1,12 +1,12 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { BACKENDS, type Backend } from '../config-api/manifests.js';
-import type { ServiceContext } from '../context.js';
+import { BACKENDS, type Backend } from '../runtimes/manifests.js';
 import { HttpError } from '../errors.js';
 import { canonicalPath, isInside } from '../files/containment.js';
 import { projectSessionsFile } from '../runtimes/project-sessions.js';
 import type { Runtime } from '../runtimes/runtime.js';
 import { JsonFile } from '../stores/json-file.js';
+import type { ChatDeps } from './deps.js';
 import { isFolderName } from './request.js';
 
 /**
@@ -15,7 +15,7 @@ import { isFolderName } from './request.js';
  * first); (3) AGENT_NAME. A name the manifests do not know is 400 (500 when it came from
  * AGENT_NAME); a known name with no adapter registered in this build is 503.
  */
-export async function selectRuntime(ctx: ServiceContext, agentName: string | undefined, sessionId: string | undefined): Promise<Runtime> {
+export async function selectRuntime(ctx: ChatDeps, agentName: string | undefined, sessionId: string | undefined): Promise<Runtime> {
   const owner = agentName === undefined && sessionId !== undefined ? await ownerOf(ctx, sessionId) : undefined;
   const name = agentName ?? owner ?? ctx.config.agentName;
   if (!isBackend(name)) {
@@ -27,7 +27,7 @@ export async function selectRuntime(ctx: ServiceContext, agentName: string | und
   return runtime;
 }
 
-async function ownerOf(ctx: ServiceContext, sessionId: string): Promise<Backend | undefined> {
+async function ownerOf(ctx: ChatDeps, sessionId: string): Promise<Backend | undefined> {
   const fromProjects = await ownerInProjects(ctx.config.projectsRoot, sessionId);
   if (fromProjects) return fromProjects;
   for (const runtime of ctx.runtimes.values()) {
@@ -62,7 +62,7 @@ function isBackend(name: string): name is Backend {
  * (`~`) and resolved through symlinks; under the projects root, its first folder there;
  * else under ~/clia-space, its first folder there; else none.
  */
-export async function agentIdFromSpace(ctx: ServiceContext, space: string): Promise<string | undefined> {
+export async function agentIdFromSpace(ctx: ChatDeps, space: string): Promise<string | undefined> {
   const { home, projectsRoot, paths } = ctx.config;
   const expanded = space === '~' ? home : space.startsWith('~/') ? path.join(home, space.slice(2)) : space;
   if (!path.isAbsolute(expanded)) return undefined;

@@ -1,11 +1,11 @@
 import type { Response } from 'express';
-import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import type { PermissionMode, PreparedTurn, Runtime } from '../runtimes/runtime.js';
 import { activeTurns, type ActiveTurn } from './active.js';
 import { PermissionRegistry } from './approvals.js';
 import { resolveAttachments } from './attachments.js';
 import { agentIdFromSpace, selectRuntime } from './backend.js';
+import type { ChatDeps } from './deps.js';
 import { follow, namedFrame, reconnect } from './delivery.js';
 import { FollowUpQueue } from './follow-ups.js';
 import { TurnLimits, type Reservation } from './limits.js';
@@ -51,7 +51,7 @@ export class ChatEngine {
   private readonly inLine = new Set<TurnRun>();
   private readonly permissions: PermissionRegistry;
 
-  constructor(private readonly ctx: ServiceContext) {
+  constructor(private readonly ctx: ChatDeps) {
     this.limits = new TurnLimits(ctx.config.chat.maxTurns);
     this.registry = new StreamRegistry(ctx.config.chat);
     this.followUps = new FollowUpQueue(this.limits, ctx.config.events.maxQueuedPerSession);

@@ -1,8 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { Router } from 'express';
-import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import { follow, type FrameShape } from './delivery.js';
+import type { ChatDeps } from './deps.js';
 import type { ChatEngine, EnginePrompt, PendingTurn } from './engine.js';
 import { LegacyStore } from './legacy-store.js';
 import { parsePromptExtras } from './prompt-extras.js';
@@ -30,7 +30,7 @@ const legacyFrame: FrameShape = (f) => {
   return undefined;
 };
 
-export function legacyRoutes(ctx: ServiceContext, engine: ChatEngine): Router {
+export function legacyRoutes(ctx: ChatDeps, engine: ChatEngine): Router {
   const router = Router();
   const store = new LegacyStore(ctx.config);
 
@@ -66,7 +66,7 @@ export function legacyRoutes(ctx: ServiceContext, engine: ChatEngine): Router {
   return router;
 }
 
-async function startLegacyTurn(ctx: ServiceContext, engine: ChatEngine, store: LegacyStore, body: unknown): Promise<LegacyTurn> {
+async function startLegacyTurn(ctx: ChatDeps, engine: ChatEngine, store: LegacyStore, body: unknown): Promise<LegacyTurn> {
   const b = objectBody(body);
   const projectId = optionalString(b, 'project_name');
   if (projectId === undefined) throw new HttpError(400, 'project_name is required');
@@ -114,7 +114,7 @@ async function startLegacyTurn(ctx: ServiceContext, engine: ChatEngine, store: L
 }
 
 /** A project_name that names an existing project folder runs there; otherwise none. */
-async function legacyAgentId(ctx: ServiceContext, projectName: string): Promise<string | undefined> {
+async function legacyAgentId(ctx: ChatDeps, projectName: string): Promise<string | undefined> {
   if (!isFolderName(projectName)) return undefined;
   const folders = await readdir(ctx.config.projectsRoot, { withFileTypes: true }).catch(() => []);
   return folders.some((d) => d.isDirectory() && d.name === projectName) ? projectName : undefined;

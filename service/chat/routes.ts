@@ -1,7 +1,7 @@
 import { Router } from 'express';
-import type { ServiceContext } from '../context.js';
-import { routedPath } from '../http/head-checks.js';
-import { ChatEngine } from './engine.js';
+import { routedPath, type HeadChecks } from '../http/head-checks.js';
+import type { ChatDeps } from './deps.js';
+import type { ChatEngine } from './engine.js';
 import { legacyRoutes } from './legacy.js';
 import { parsePromptExtras } from './prompt-extras.js';
 import { parsePrompt } from './request.js';
@@ -10,10 +10,15 @@ import { parseRespond } from './respond-request.js';
 /** Every route that starts a turn. */
 const PROMPT_PATHS = new Set(['/api/chat/prompt', '/ask_question', '/ask_question_streaming']);
 
+/** What the chat routes read: the engine (built and stopped by the composition root) and the head checks. */
+export interface ChatRouteDeps extends ChatDeps {
+  readonly chat: ChatEngine;
+  readonly headChecks: HeadChecks;
+}
+
 /** The spec's Chat section and the legacy chat endpoints, on one engine. */
-export function chatRoutes(ctx: ServiceContext): Router {
-  const engine = new ChatEngine(ctx);
-  ctx.onShutdown(() => engine.close());
+export function chatRoutes(ctx: ChatRouteDeps): Router {
+  const engine = ctx.chat;
   const router = Router();
   // At the cap a prompt is refused from its head: its body (up to the JSON limit) is never read.
   ctx.headChecks.add((req) => (req.method === 'POST' && PROMPT_PATHS.has(routedPath(req)) ? engine.atCap() : undefined));

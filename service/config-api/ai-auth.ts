@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
 import type { AuthState } from '../auth/state.js';
-import type { Manifest } from './manifests.js';
+import type { Manifest } from '../runtimes/manifests.js';
 import { looksSecret, maskSecret } from './mask.js';
 
 /**

@@ -6,7 +6,7 @@ import { activeEnvStore } from '../secrets/active-env.js';
 import { RegistryStore } from '../stores/registry.js';
 import { aiAuthSnapshot } from './ai-auth.js';
 import { probeLocalModel } from './localmodel.js';
-import { listModels, loadManifests } from './manifests.js';
+import { listModels, loadManifests } from '../runtimes/manifests.js';
 import { maskDeep } from './mask.js';
 import { providerEnvKey } from './provider-key.js';
 import { apiKeyState, effectiveEnv, hostedAccount, localState, provbSubscription } from './provider-state.js';

@@ -1,11 +1,16 @@
 import { Router } from 'express';
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
+import type { SseRegistry } from '../http/sse.js';
+import type { EventHub } from './hub.js';
+
+/** What the event route reads beyond Core: the SSE registry and the event hub. */
+export type EventsDeps = Core & { readonly streams: SseRegistry; readonly events: EventHub };
 
 /**
  * GET /api/events: the service's event channel (see hub.ts and docs/events.md), behind the
  * same trust guard and with the same SSE headers as the chat stream.
  */
-export function eventRoutes(ctx: ServiceContext): Router {
+export function eventRoutes(ctx: EventsDeps): Router {
   const router = Router();
   router.get('/api/events', (req, res) => {
     const raw = req.get('last-event-id')?.trim();

@@ -1,12 +1,16 @@
 import { Router } from 'express';
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { HttpError } from '../errors.js';
 import { AGENT_NAMES, isAgentName, type AgentName } from '../ids.js';
 import { parseLimit, parseQuery, parseSessionOffset } from '../sessions/query.js';
+import type { FtsIndex } from './fts-index.js';
 import { resolveWorkspace } from './workspace.js';
 
+/** What the full-text routes read beyond Core: the index the composition root builds and starts. */
+export type FtsDeps = Core & { readonly fts: FtsIndex };
+
 /** Full-text search: the index's state per workspace, and ranked hits over every message. */
-export function ftsRoutes(ctx: ServiceContext): Router {
+export function ftsRoutes(ctx: FtsDeps): Router {
   const router = Router();
 
   // Every ws answers the stub's shape: `all`, or any agent id (a project, a runtimea agent, or

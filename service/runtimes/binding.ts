@@ -1,4 +1,4 @@
-import type { Manifest } from '../config-api/manifests.js';
+import type { Manifest } from './manifests.js';
 import type { Env } from '../config.js';
 import { EnvFileStore } from '../stores/env-file.js';
 

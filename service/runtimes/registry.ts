@@ -1,8 +1,14 @@
-import type { ServiceContext } from '../context.js';
+import type { Core } from '../core.js';
 import { ClibRuntime } from './clib/runtime.js';
 import { createCliaRuntime } from './clia/runtime.js';
 import type { AgentName, Runtime } from './runtime.js';
+import type { RuntimeaGateway } from './runtimea/gateway.js';
 import { RuntimeaRuntime } from './runtimea/runtime.js';
+
+/** What the runtimes read beyond Core: the service's one runtimea gateway (the composition root makes it). */
+export interface RuntimesDeps extends Core {
+  readonly runtimeaGateway: RuntimeaGateway;
+}
 
 /**
  * The one place runtimes are registered. The insertion order is the order in which the chat
@@ -10,10 +16,10 @@ import { RuntimeaRuntime } from './runtimea/runtime.js';
  * "when both runtimes report the same session id, the runtimea entry wins").
  * An agent name the manifests know but that has no entry here answers 503 at prompt time.
  */
-export function createRuntimes(ctx: ServiceContext): Map<AgentName, Runtime> {
+export function createRuntimes(deps: RuntimesDeps): Map<AgentName, Runtime> {
   const runtimes = new Map<AgentName, Runtime>();
-  runtimes.set('runtimea', new RuntimeaRuntime(ctx));
-  runtimes.set('clia_code', createCliaRuntime(ctx));
-  runtimes.set('clib', new ClibRuntime(ctx));
+  runtimes.set('runtimea', new RuntimeaRuntime(deps));
+  runtimes.set('clia_code', createCliaRuntime(deps));
+  runtimes.set('clib', new ClibRuntime(deps));
   return runtimes;
 }

@@ -1,18 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import { parsePath } from '../files/containment.js';
 import { parseBody } from '../http/request-body.js';
+import type { SessionIndex } from './session-index.js';
 import { patchDirectory } from './patch.js';
 import { parseLimit, parseMessageOffset, parseQuery, parseSessionOffset } from './query.js';
 import { messagesPage, sessionPage, sessionOf } from './views.js';
 
 const PatchBody = z.looseObject({ directory: z.string().min(1) });
 
+/** What the sessions routes read: the index the composition root builds and starts. */
+export type SessionsDeps = { readonly sessions: SessionIndex };
+
 /** The spec's Sessions section: merged listing, search, one session, messages, PATCH, stubs. */
-export function sessionRoutes(ctx: ServiceContext): Router {
+export function sessionRoutes(ctx: SessionsDeps): Router {
   const router = Router();
   const index = ctx.sessions;
 

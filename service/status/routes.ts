@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { AuthState } from '../auth/state.js';
 import type { Core, Stage } from '../core.js';
 import { which } from '../process/which.js';
-import { packageInfo } from './version.js';
+import { packageInfo } from '../version.js';
 
 /** What /health reads beyond Core: the service's own state, counted, never changed. */
 export type StatusDeps = Core & {

@@ -1,17 +1,16 @@
 import { Router } from 'express';
-import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
-import { UsageService } from './usage.js';
+import type { UsageService } from './usage.js';
 
 /** Largest window: ten years of daily rows. */
 export const MAX_DAYS = 3650;
 export const DEFAULT_DAYS = 30;
 
-/** The spec's Usage section: /api/usage and the legacy runtimea family; starts the daily sync. */
-export function usageRoutes(ctx: ServiceContext): Router {
-  const usage = new UsageService(ctx);
-  usage.start();
-  ctx.onShutdown(() => usage.stop());
+/** What the usage routes read: the service the composition root builds, starts and stops. */
+export type UsageRouteDeps = { readonly usage: UsageService };
+
+/** The spec's Usage section: /api/usage and the legacy runtimea family, over the service the composition root runs. */
+export function usageRoutes({ usage }: UsageRouteDeps): Router {
   const router = Router();
 
   router.get('/api/usage', async (req, res) => {

@@ -1,8 +1,12 @@
 import path from 'node:path';
-import type { ServiceContext } from '../context.js';
+import type { AuthState } from '../auth/state.js';
+import type { UpstreamClient } from '../auth/upstream.js';
+import type { Core } from '../core.js';
 import { HttpError } from '../errors.js';
-import { sessionLogs } from '../sessions/pipeline.js';
+import type { Foreground } from '../process/foreground.js';
 import { eachLimited } from '../sessions/limit.js';
+import { sessionLogs } from '../sessions/pipeline.js';
+import type { SessionIndex } from '../sessions/session-index.js';
 import { usageReport, type UsageReport } from './aggregate.js';
 import { Pricer } from './collect.js';
 import { dayOfMs } from './days.js';
@@ -14,8 +18,19 @@ import { UsageSync } from './sync.js';
 import type { SessionUsage } from './types.js';
 import { ScanWorkers } from './workers.js';
 
+/** What usage reads beyond Core; the composition root (app/context.ts) hands it over. */
+export interface UsageDeps extends Core {
+  /** The logs to read, and titles for the per-session rows. */
+  readonly sessions: SessionIndex;
+  /** Reading logs is a foreground pass: background indexing pauses meanwhile. */
+  readonly foreground: Foreground;
+  /** The daily report's bearer and where it goes. */
+  readonly auth: AuthState;
+  readonly upstream: UpstreamClient;
+}
+
 /** The files of this feature, all derived from HOME and the app root. */
-export function usagePaths(ctx: Pick<ServiceContext, 'config'>): { prices: string; override: string; watermark: string; aggregates: string } {
+export function usagePaths(ctx: Pick<Core, 'config'>): { prices: string; override: string; watermark: string; aggregates: string } {
   const state = path.dirname(ctx.config.paths.stateFile);
   return {
     prices: path.join(ctx.config.paths.appRoot, 'config', 'usage', 'prices.json'),
@@ -32,7 +47,7 @@ export class UsageService {
   readonly sync: UsageSync;
 
   constructor(
-    private readonly ctx: ServiceContext,
+    private readonly ctx: UsageDeps,
     private readonly now: () => number = Date.now,
   ) {
     const files = usagePaths(ctx);

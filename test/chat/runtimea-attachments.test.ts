@@ -1,7 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runtimeaGateway } from '../../service/runtimes/runtimea/instance.js';
 import { startFakeChat, type FakeChat } from '../fakes/openai-chat.js';
 import { openclawConfig } from '../fakes/openclaw-config.js';
 import { realProgram } from '../helpers/programs.js';
@@ -35,7 +34,7 @@ describe.skipIf(!openclaw)('runtimea: attachments and follow-ups on the real gat
     await mkdir(path.join(svc.home, 'pics'), { recursive: true });
     await writeFile(path.join(svc.home, 'pics', 'shot.png'), PNG);
     await writeFile(path.join(svc.home, 'pics', 'notes.txt'), 'notes\n');
-    await runtimeaGateway(svc.service.ctx).ensure();
+    await svc.service.ctx.runtimeaGateway.ensure();
   }, 180_000);
   afterAll(async () => {
     await svc?.close();

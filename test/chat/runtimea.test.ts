@@ -2,7 +2,6 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livePidsInGroup } from '../../service/process/supervisor.js';
-import { runtimeaGateway } from '../../service/runtimes/runtimea/instance.js';
 import { startChat, textOf, type ChatService } from '../helpers/chat.js';
 
 /**
@@ -71,7 +70,7 @@ describe('runtimea through /api/chat', () => {
   });
 
   it('a gateway crash mid-turn is an agent-error; the next prompt gets a restarted gateway', async () => {
-    const pid = runtimeaGateway(chat.service.ctx).status().pid!;
+    const pid = chat.service.ctx.runtimeaGateway.status().pid!;
     const { sse } = await chat.turn({ text: '[[crash]] boom' });
     expect(sse.named().at(-1)).toMatchObject({ event: 'agent-error', data: { error_message: expect.stringMatching(/^The runtimea gateway closed the stream before the turn finished/) } });
     await expect.poll(() => livePidsInGroup(pid)).toEqual([]);
@@ -111,7 +110,7 @@ describe('runtimea through /api/chat', () => {
   it('shutdown stops the gateway the chat started', async () => {
     const other = await startChat(FAKE_ENV);
     await other.turn({ text: 'start it' });
-    const pid = runtimeaGateway(other.service.ctx).status().pid!;
+    const pid = other.service.ctx.runtimeaGateway.status().pid!;
     expect(livePidsInGroup(pid).length).toBeGreaterThan(0);
     await other.close();
     expect(livePidsInGroup(pid)).toEqual([]);

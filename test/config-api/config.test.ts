@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BACKENDS, loadManifests } from '../../service/config-api/manifests.js';
+import { BACKENDS, loadManifests } from '../../service/runtimes/manifests.js';
 import { loadConfig } from '../../service/config.js';
 import { startService, type TestService } from '../helpers/service.js';
 

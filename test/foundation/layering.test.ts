@@ -70,31 +70,32 @@ describe('layering', () => {
   }
 
   /**
-   * The layer table, lowest floor first: a placed unit imports only units on lower floors.
-   * The features placed here take `Core & { ... }` (service/core.ts), declared in their own
-   * folder; auth/, secrets/ and status/ sit low because other features use their helpers.
+   * The layer table, lowest floor first: every unit of service/ is on one floor and imports
+   * only units on lower floors. Features take `Core & { ... }` (service/core.ts), declared in
+   * their own folder; the composition root (app/context.ts) builds every long-lived service
+   * and hands each feature what it names. auth/ and secrets/ sit low because other features
+   * use their helpers (AuthState, the active env file); runtimes/ is below sessions/, fts/,
+   * usage/ and chat/, which read what the runtimes write or drive their turns.
    */
   const FLOORS: readonly (readonly string[])[] = [
-    ['app-root.ts', 'errors.ts', 'host.ts', 'ids.ts', 'log.ts'],
+    ['app-root.ts', 'errors.ts', 'host.ts', 'ids.ts', 'log.ts', 'version.ts'],
     ['config.ts', 'stores'],
     ['http', 'process'],
     ['core.ts'],
     ['auth', 'secrets'],
     ['agents', 'bootstrap', 'channels', 'diagnostics', 'files', 'lifecycle', 'onboarding', 'status'],
-    ['config-api', 'connectors', 'temp-sweep.ts'],
+    ['runtimes'],
+    ['config-api', 'connectors', 'sessions', 'temp-sweep.ts'],
+    ['fts', 'usage'],
+    ['events'],
+    ['chat'],
   ];
-  /** The assembly: above every floor, it may import anything. */
+  /** The assembly: above every floor, it may import anything (only index.ts imports app/, checked above). */
   const ASSEMBLY = ['app', 'cli.ts', 'index.ts', 'run.ts'];
-  /**
-   * Not placed yet: they still take the whole context, which builds services from some of them
-   * (issue 21). events/ too: its sources read sessions/ and fts/, which are not placed, and
-   * its route takes the whole context.
-   */
-  const NOT_YET = ['chat', 'context.ts', 'events', 'fts', 'runtimes', 'sessions', 'usage'];
 
-  it('every unit of service/ is on a floor of the layer table, in the assembly, or listed as not placed yet', () => {
+  it('every unit of service/ is on a floor of the layer table or in the assembly', () => {
     const units = new Set(sources('service').map(unitOf));
-    const listed = [...FLOORS.flat(), ...ASSEMBLY, ...NOT_YET];
+    const listed = [...FLOORS.flat(), ...ASSEMBLY];
     expect({ unlisted: [...units].filter((u) => !listed.includes(u)), missing: listed.filter((u) => !units.has(u)) }).toEqual({ unlisted: [], missing: [] });
   });
 
@@ -107,14 +108,6 @@ describe('layering', () => {
           .filter((dep) => unitOf(dep) !== unitOf(f) && !((floor.get(unitOf(dep)) ?? Infinity) < floor.get(unitOf(f))!))
           .map((dep) => `${f} -> ${dep}`),
       );
-    expect(offenders).toEqual([]);
-  });
-
-  it('only the assembly and the features not placed yet import service/context.ts', () => {
-    const allowed = new Set([...ASSEMBLY, ...NOT_YET]);
-    const offenders = sources('service')
-      .filter((f) => !allowed.has(unitOf(f)))
-      .filter((f) => localImports(f).includes(path.join('service', 'context.ts')));
     expect(offenders).toEqual([]);
   });
 
@@ -144,6 +137,29 @@ describe('layering', () => {
       state.set(node, 'done');
     };
     for (const node of graph.keys()) visit(node, []);
+    expect(cycles).toEqual([]);
+  });
+
+  it('service/ has no import cycles between its folders and top-level files', () => {
+    const graph = new Map<string, Set<string>>();
+    for (const file of sources('service')) {
+      const deps = graph.get(unitOf(file)) ?? new Set<string>();
+      for (const dep of localImports(file)) if (dep.startsWith('service' + path.sep) && unitOf(dep) !== unitOf(file)) deps.add(unitOf(dep));
+      graph.set(unitOf(file), deps);
+    }
+    const cycles: string[] = [];
+    const state = new Map<string, 'visiting' | 'done'>();
+    const visit = (unit: string, trail: string[]): void => {
+      if (state.get(unit) === 'done') return;
+      if (state.get(unit) === 'visiting') {
+        cycles.push([...trail.slice(trail.indexOf(unit)), unit].join(' -> '));
+        return;
+      }
+      state.set(unit, 'visiting');
+      for (const dep of graph.get(unit) ?? []) visit(dep, [...trail, unit]);
+      state.set(unit, 'done');
+    };
+    for (const unit of graph.keys()) visit(unit, []);
     expect(cycles).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../service/config.js';
-import { createContext, type ServiceContext } from '../../service/context.js';
+import { createContext, type ServiceContext } from '../../service/app/context.js';
 import { createHeadlessHost } from '../../service/host.js';
 import { createLogger } from '../../service/log.js';
 import type { AuthState } from '../../service/auth/state.js';

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Core } from '../../core.js';
 import { parseBody } from '../../http/request-body.js';
-import { packageInfo } from '../../status/version.js';
+import { packageInfo } from '../../version.js';
 import type { ConnectorTokenStore } from '../../stores/connector-tokens.js';
 import { addTokenRoutes } from '../token-routes.js';
 import { codehostUser } from './api.js';

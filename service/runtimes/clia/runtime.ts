@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { loadManifest } from '../../config-api/manifests.js';
-import type { ServiceContext } from '../../context.js';
+import { loadManifest } from '../manifests.js';
+import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
 import { CliSessionStore } from '../cli-session-store.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
@@ -19,7 +19,7 @@ export const DEFAULT_AGENT_ID = 'default';
 /** A prompt on stdin is one stream-json line; past this it is more than any model's context holds. */
 export const MAX_PROMPT_BYTES = 4 * 1024 * 1024;
 
-export function createCliaRuntime(ctx: ServiceContext): Runtime {
+export function createCliaRuntime(ctx: Core): Runtime {
   const store = new CliSessionStore(ctx.config.paths.cliaSpace, 'clia_code');
   return {
     name: 'clia_code',
@@ -33,7 +33,7 @@ export function createCliaRuntime(ctx: ServiceContext): Runtime {
   };
 }
 
-async function prepare(ctx: ServiceContext, store: CliSessionStore, request: TurnRequest): Promise<PreparedTurn> {
+async function prepare(ctx: Core, store: CliSessionStore, request: TurnRequest): Promise<PreparedTurn> {
   const found = request.sessionId === undefined ? undefined : await store.find(request.sessionId);
   if (request.sessionId !== undefined && !found) throw new HttpError(404, 'Session not found');
   const { binding } = await loadManifest(ctx.config.paths.manifests, 'clia_code');

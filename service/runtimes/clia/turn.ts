@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { ServiceContext } from '../../context.js';
+import type { Core } from '../../core.js';
 import { activeEnvFile } from '../../secrets/active-env.js';
 import { childEnv, fillArgs, readEnvValues, type Binding } from '../binding.js';
 import { startCliProcess, type CliProcess } from '../cli-process.js';
@@ -19,7 +19,7 @@ import { userContent, type UserContent } from './user-content.js';
 
 /** Everything one clia turn needs, fixed at prompt time. */
 export interface CliaTurnPlan {
-  ctx: ServiceContext;
+  ctx: Core;
   store: CliSessionStore;
   binding: Binding;
   sessionId: string;

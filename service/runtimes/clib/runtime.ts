@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { loadManifest } from '../../config-api/manifests.js';
-import type { ServiceContext } from '../../context.js';
+import { loadManifest } from '../manifests.js';
+import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
 import { SAFE_ID } from '../../ids.js';
-import { packageInfo } from '../../status/version.js';
+import { packageInfo } from '../../version.js';
 import { CliSessionStore } from '../cli-session-store.js';
 import { titleFromPrompt } from '../title.js';
 import { EventQueue } from '../event-queue.js';
@@ -35,7 +35,7 @@ export class ClibRuntime implements Runtime {
   readonly permissionModes = ['auto', 'ask', 'accept_edits', 'plan'] as const;
   readonly store: CliSessionStore;
 
-  constructor(private readonly ctx: ServiceContext) {
+  constructor(private readonly ctx: Core) {
     this.store = new CliSessionStore(path.join(ctx.config.home, 'clib-space'), 'clib');
     this.heartbeatMs = ctx.config.chat.heartbeatCliMs;
   }

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { loadManifest } from '../../config-api/manifests.js';
-import type { ServiceContext } from '../../context.js';
+import { loadManifest } from '../manifests.js';
+import type { Core, Stage } from '../../core.js';
 import { LOG_LINE_BYTES, onBoundedLines } from '../../process/bounded-lines.js';
 import type { OwnedProcess } from '../../process/supervisor.js';
 import { readEnvValues } from '../binding.js';
@@ -61,6 +61,11 @@ export interface GatewayOptions {
   stableMs?: number;
 }
 
+/** What the gateway reads beyond Core: the service's stage (a crash while stopping is no crash). */
+export interface GatewayDeps extends Core {
+  stage(): Stage;
+}
+
 export class GatewayError extends Error {}
 
 const DEFAULT_BACKOFF = [1000, 2000, 4000, 8000, 16_000];
@@ -83,7 +88,7 @@ export class RuntimeaGateway {
   private readonly backoff: readonly number[];
 
   constructor(
-    private readonly ctx: ServiceContext,
+    private readonly ctx: GatewayDeps,
     private readonly options: GatewayOptions = {},
   ) {
     this.pidFile = new GatewayPidFile(path.join(path.dirname(ctx.config.paths.stateFile), 'runtimea-gateway.json'));

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { ServiceContext } from '../../context.js';
+import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
 import { titleFromPrompt } from '../title.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
-import { runtimeaGateway } from './instance.js';
 import { GatewaySessionStore, type SessionRow } from './session-store.js';
 import { RuntimeaTurn, type RuntimeaPlan } from './turn.js';
 
@@ -23,6 +22,11 @@ import { RuntimeaTurn, type RuntimeaPlan } from './turn.js';
 export const ROW_WAIT_MS = 20_000;
 const AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** What the runtimea runtime reads beyond Core: the service's one gateway, made by the composition root. */
+export interface RuntimeaRuntimeDeps extends Core {
+  readonly runtimeaGateway: RuntimeaGateway;
+}
+
 export class RuntimeaRuntime implements Runtime {
   readonly name = 'runtimea' as const;
   /** Images go to the gateway as `image_url` data URLs (its chat endpoint's image input). */
@@ -32,11 +36,10 @@ export class RuntimeaRuntime implements Runtime {
   readonly permissionModes = ['auto'] as const;
   readonly permissionNote = 'the service talks to the gateway over its HTTP chat endpoint, which carries no approvals or per-turn permission mode';
   readonly store: GatewaySessionStore;
+  readonly gateway: RuntimeaGateway;
 
-  constructor(
-    private readonly ctx: ServiceContext,
-    readonly gateway: RuntimeaGateway = runtimeaGateway(ctx),
-  ) {
+  constructor(private readonly ctx: RuntimeaRuntimeDeps) {
+    this.gateway = ctx.runtimeaGateway;
     this.store = new GatewaySessionStore(ctx.config.runtimea.stateDir);
     this.heartbeatMs = ctx.config.chat.heartbeatRuntimeaMs;
   }

@@ -1,9 +1,8 @@
-import type { ServiceContext } from '../../context.js';
 import { CHANNELS, type Channel } from '../../channels/channels.js';
+import type { Config } from '../../config.js';
 import { activeEnvStore } from '../../secrets/active-env.js';
 import { gatewayConfigFile, readGatewayConfig, type ConfigRead } from './gateway-config.js';
-import type { GatewayStatus } from './gateway.js';
-import { runtimeaGateway } from './instance.js';
+import type { GatewayStatus, RuntimeaGateway } from './gateway.js';
 import { getJson } from './stale.js';
 
 /**
@@ -40,8 +39,14 @@ const CONFIG_KEYS: Record<Channel, string[][]> = {
   slack: [['botToken', 'appToken']],
 };
 
-export async function runtimeaStatus(ctx: ServiceContext): Promise<RuntimeaStatus> {
-  const gateway = runtimeaGateway(ctx).status();
+/** What the status reads: the configuration and the service's one gateway. */
+export interface RuntimeaStatusDeps {
+  readonly config: Config;
+  readonly runtimeaGateway: RuntimeaGateway;
+}
+
+export async function runtimeaStatus(ctx: RuntimeaStatusDeps): Promise<RuntimeaStatus> {
+  const gateway = ctx.runtimeaGateway.status();
   const [probe, env, read] = await Promise.all([
     gateway.url ? getJson(`${gateway.url}/readyz`, 1500) : Promise.resolve(undefined),
     activeEnvStore(ctx.config).then((s) => s.entries()),

@@ -4,7 +4,6 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livePidsInGroup } from '../../../service/process/supervisor.js';
-import { runtimeaGateway } from '../../../service/runtimes/runtimea/instance.js';
 import { RuntimeaRuntime } from '../../../service/runtimes/runtimea/runtime.js';
 import { collect, textOf } from '../../helpers/events.js';
 import { startService, type TestService } from '../../helpers/service.js';
@@ -131,7 +130,7 @@ describe('runtimea adapter (gateway double replaying recorded streams)', () => {
   });
 
   it('a gateway crash mid-turn ends the turn in an error; the next turn finds it restarted', async () => {
-    const gateway = runtimeaGateway(svc.service.ctx);
+    const gateway = svc.service.ctx.runtimeaGateway;
     const pid = gateway.status().pid!;
     const events = await collect((await runtime.prepare({ text: '[[crash]] boom' })).run(new AbortController().signal));
     expect(events.at(-1)).toEqual({ type: 'error', message: expect.stringMatching(/^The runtimea gateway closed the stream before the turn finished/) });

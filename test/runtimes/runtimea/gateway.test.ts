@@ -7,7 +7,6 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHeadlessHost, type Host } from '../../../service/host.js';
 import { livePidsInGroup } from '../../../service/process/supervisor.js';
-import { runtimeaGateway } from '../../../service/runtimes/runtimea/instance.js';
 import { startService, type TestService } from '../../helpers/service.js';
 
 /**
@@ -51,7 +50,7 @@ describe('runtimea gateway supervisor', () => {
 
   it('starts on demand: chat endpoint enabled through openclaw config set, then gateway run on loopback with a per-launch token', async () => {
     const svc = await service({}, { settings: { startMs: 300, readyAfterMs: 300 } });
-    const gateway = runtimeaGateway(svc.service.ctx);
+    const gateway = svc.service.ctx.runtimeaGateway;
     const starting = gateway.ensure();
     expect(gateway.status().state).toBe('starting');
     const endpoint = await starting;
@@ -85,7 +84,7 @@ describe('runtimea gateway supervisor', () => {
       await mkdir(stateDir(svc), { recursive: true });
       await writeFile(path.join(stateDir(svc), 'openclaw.json'), JSON.stringify({ gateway: { auth } }));
       if (envFile) await writeFile(path.join(stateDir(svc), '.env'), envFile);
-      const endpoint = await runtimeaGateway(svc.service.ctx).ensure();
+      const endpoint = await svc.service.ctx.runtimeaGateway.ensure();
       expect(endpoint.token).toBe(bearer);
       const run = (await invocations(svc)).find((c) => c.argv[0] === 'gateway');
       expect(run).toMatchObject({ argv: ['gateway', 'run', '--port', expect.any(String), '--bind', 'loopback', '--allow-unconfigured'], token: null });
@@ -103,7 +102,7 @@ describe('runtimea gateway supervisor', () => {
       const svc = await service();
       await mkdir(stateDir(svc), { recursive: true });
       await writeFile(path.join(stateDir(svc), 'openclaw.json'), JSON.stringify({ gateway: { auth } }));
-      await expect(runtimeaGateway(svc.service.ctx).ensure()).rejects.toThrow(detail);
+      await expect(svc.service.ctx.runtimeaGateway.ensure()).rejects.toThrow(detail);
       expect(await invocations(svc)).toEqual([]);
     }
   });
@@ -116,7 +115,7 @@ describe('runtimea gateway supervisor', () => {
     try {
       const lock = path.join(stateDir(svc), 'tmp', `openclaw-${process.getuid!()}`, 'gateway.state.lock');
       await expect.poll(() => existsSync(lock)).toBe(true);
-      const gateway = runtimeaGateway(svc.service.ctx);
+      const gateway = svc.service.ctx.runtimeaGateway;
       const endpoint = await gateway.ensure();
       expect(endpoint.token).toBe('token-of-the-user');
       expect((await status(svc)).gateway).toMatchObject({ mode: 'adopted', state: 'running', pid: users.pid, url: endpoint.url, reachable: true });
@@ -143,7 +142,7 @@ describe('runtimea gateway supervisor', () => {
     const users = spawn(path.join(BIN, 'node24'), [path.join(BIN, 'openclaw.mjs'), 'gateway', 'run', '--port', '0'], { env: { ...process.env, OPENCLAW_STATE_DIR: stateDir(svc), OPENCLAW_GATEWAY_TOKEN: 'only-in-its-env' }, detached: true, stdio: 'ignore' });
     try {
       await expect.poll(() => existsSync(path.join(stateDir(svc), 'tmp', `openclaw-${process.getuid!()}`, 'gateway.state.lock'))).toBe(true);
-      await expect(runtimeaGateway(svc.service.ctx).ensure()).rejects.toThrow(/^An OpenClaw gateway already runs for .* \(pid \d+, http:\/\/127\.0\.0\.1:\d+\), and openclaw\.json configures no gateway auth the service could use with it/);
+      await expect(svc.service.ctx.runtimeaGateway.ensure()).rejects.toThrow(/^An OpenClaw gateway already runs for .* \(pid \d+, http:\/\/127\.0\.0\.1:\d+\), and openclaw\.json configures no gateway auth the service could use with it/);
       expect(livePidsInGroup(users.pid!).length).toBeGreaterThan(0);
     } finally {
       process.kill(-users.pid!, 'SIGKILL');
@@ -152,7 +151,7 @@ describe('runtimea gateway supervisor', () => {
 
   it('restarts a crashed gateway after a back-off, with a new pid', async () => {
     const svc = await service();
-    const gateway = runtimeaGateway(svc.service.ctx);
+    const gateway = svc.service.ctx.runtimeaGateway;
     await gateway.ensure();
     const first = gateway.status().pid!;
     process.kill(-first, 'SIGKILL');
@@ -170,7 +169,7 @@ describe('runtimea gateway supervisor', () => {
     let asked = 0;
     const host: Host = { ...createHeadlessHost(), kind: 'electron', confirm: async () => (asked++, true) };
     const svc = await service({}, { host });
-    const gateway = runtimeaGateway(svc.service.ctx);
+    const gateway = svc.service.ctx.runtimeaGateway;
     await gateway.ensure();
     const before = gateway.status().pid!;
     const res = await svc.post('/gateway/restart', {});
@@ -188,18 +187,18 @@ describe('runtimea gateway supervisor', () => {
     await expect.poll(() => livePidsInGroup(orphan.pid!).length).toBeGreaterThan(0);
     await mkdir(path.join(svc.home, '.space-state'), { recursive: true });
     await writeFile(path.join(svc.home, '.space-state', 'runtimea-gateway.json'), JSON.stringify({ pid: orphan.pid, port: 1, startedAt: new Date().toISOString() }));
-    await runtimeaGateway(svc.service.ctx).ensure();
+    await svc.service.ctx.runtimeaGateway.ensure();
     expect(livePidsInGroup(orphan.pid!)).toEqual([]);
     expect(svc.logs.join('')).toMatch(/stopping a stale gateway left by an earlier run/);
     const record = JSON.parse(await readFile(path.join(svc.home, '.space-state', 'runtimea-gateway.json'), 'utf8'));
-    expect(record.pid).toBe(runtimeaGateway(svc.service.ctx).status().pid);
+    expect(record.pid).toBe(svc.service.ctx.runtimeaGateway.status().pid);
   });
 
   it('a port held by a gateway the service did not start is reported, not taken over', async () => {
     const foreign = await listen((_req, res) => res.end('{"ok":true,"status":"live"}'));
     try {
       const svc = await service({ SPACE_RUNTIMEA_PORT: String((foreign.address() as AddressInfo).port) });
-      const gateway = runtimeaGateway(svc.service.ctx);
+      const gateway = svc.service.ctx.runtimeaGateway;
       await expect(gateway.ensure()).rejects.toThrow(/is held by an OpenClaw gateway that this service did not start\. Stop it, set SPACE_RUNTIMEA_PORT/);
       expect((await status(svc)).gateway).toMatchObject({ state: 'failed', last_error: expect.stringMatching(/^Port \d+ on 127\.0\.0\.1 is held by/) });
       expect((await invocations(svc)).filter((c) => c.argv[0] === 'gateway')).toEqual([]);
@@ -213,7 +212,7 @@ describe('runtimea gateway supervisor', () => {
     const sessions = path.join(stateDir(svc), 'agents', 'main', 'sessions');
     await mkdir(sessions, { recursive: true });
     await writeFile(path.join(sessions, 'sessions.json'), await readFile(path.join(import.meta.dirname, '..', '..', 'fixtures', 'runtimea', '2026.9.6', 'legacy-store-refusal', 'planted-sessions.json')));
-    await runtimeaGateway(svc.service.ctx).ensure();
+    await svc.service.ctx.runtimeaGateway.ensure();
     const calls = (await invocations(svc)).map((c) => c.argv.slice(0, 2).join(' '));
     expect(calls).toEqual(['config set', 'gateway run', 'doctor --fix', 'gateway run']);
     expect(existsSync(path.join(sessions, 'sessions.json'))).toBe(false);
@@ -225,31 +224,31 @@ describe('runtimea gateway supervisor', () => {
     const sessions = path.join(stateDir(svc), 'agents', 'main', 'sessions');
     await mkdir(sessions, { recursive: true });
     await writeFile(path.join(sessions, 'sessions.json'), '{}');
-    await expect(runtimeaGateway(svc.service.ctx).ensure()).rejects.toThrow(/refused its configuration again after openclaw doctor --fix \(exit code 78\): .*Legacy session store requires migration/);
+    await expect(svc.service.ctx.runtimeaGateway.ensure()).rejects.toThrow(/refused its configuration again after openclaw doctor --fix \(exit code 78\): .*Legacy session store requires migration/);
     expect((await invocations(svc)).filter((c) => c.argv[0] === 'gateway')).toHaveLength(2);
-    expect(runtimeaGateway(svc.service.ctx).status().state).toBe('failed');
+    expect(svc.service.ctx.runtimeaGateway.status().state).toBe('failed');
   });
 
   it('a gateway that cannot start at all fails with its output, not a hang', async () => {
     const svc = await service({}, { settings: { exitOnStart: 1 } });
-    await expect(runtimeaGateway(svc.service.ctx).ensure()).rejects.toThrow(/The runtimea gateway exited with code 1 while starting: .*fake gateway: exiting with 1/);
+    await expect(svc.service.ctx.runtimeaGateway.ensure()).rejects.toThrow(/The runtimea gateway exited with code 1 while starting: .*fake gateway: exiting with 1/);
   });
 
   it('missing openclaw, or no Node 24: readable errors naming what to set', async () => {
     const noBin = await service({ SPACE_RUNTIMEA_BIN: '/nonexistent/openclaw' });
-    await expect(runtimeaGateway(noBin.service.ctx).ensure()).rejects.toThrow("The OpenClaw CLI was not found ('/nonexistent/openclaw'). Install it (npm install -g openclaw@2026.9.6, on Node 24) or set SPACE_RUNTIMEA_BIN to its openclaw.mjs.");
+    await expect(noBin.service.ctx.runtimeaGateway.ensure()).rejects.toThrow("The OpenClaw CLI was not found ('/nonexistent/openclaw'). Install it (npm install -g openclaw@2026.9.6, on Node 24) or set SPACE_RUNTIMEA_BIN to its openclaw.mjs.");
     const oldNode = await service({ SPACE_RUNTIMEA_NODE: process.execPath });
-    await expect(runtimeaGateway(oldNode.service.ctx).ensure()).rejects.toThrow(`SPACE_RUNTIMEA_NODE is Node ${process.version}; the OpenClaw gateway needs Node 24 or newer.`);
+    await expect(oldNode.service.ctx.runtimeaGateway.ensure()).rejects.toThrow(`SPACE_RUNTIMEA_NODE is Node ${process.version}; the OpenClaw gateway needs Node 24 or newer.`);
     const fromPath = await service({ SPACE_RUNTIMEA_NODE: '' });
     if (Number(process.versions.node.split('.')[0]) < 24) {
-      await expect(runtimeaGateway(fromPath.service.ctx).ensure()).rejects.toThrow(/needs Node 24 or newer, and none was found \(tried .*\)\. Install Node 24 .* and set SPACE_RUNTIMEA_NODE to it\./);
+      await expect(fromPath.service.ctx.runtimeaGateway.ensure()).rejects.toThrow(/needs Node 24 or newer, and none was found \(tried .*\)\. Install Node 24 .* and set SPACE_RUNTIMEA_NODE to it\./);
     }
   });
 
   it('shutdown stops the gateway with its whole group and forgets it', async () => {
     const svc = await service();
-    await runtimeaGateway(svc.service.ctx).ensure();
-    const pid = runtimeaGateway(svc.service.ctx).status().pid!;
+    await svc.service.ctx.runtimeaGateway.ensure();
+    const pid = svc.service.ctx.runtimeaGateway.status().pid!;
     await svc.close();
     open.splice(open.indexOf(svc), 1);
     expect(livePidsInGroup(pid)).toEqual([]);

@@ -8,7 +8,6 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livePidsInGroup } from '../../../service/process/supervisor.js';
 import type { RuntimeEvent } from '../../../service/runtimes/runtime.js';
-import { runtimeaGateway } from '../../../service/runtimes/runtimea/instance.js';
 import { RuntimeaRuntime } from '../../../service/runtimes/runtimea/runtime.js';
 import { startFakeChat, type FakeChat } from '../../fakes/openai-chat.js';
 import { textOf } from '../../helpers/events.js';
@@ -58,8 +57,8 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
     await openclawOnboard(onboarding(svc, fake, { auth: { mode: 'token', token: USER_TOKEN } }));
     await writeFile(path.join(svc.home, '.runtimea', '.env'), `PROVB_API_KEY=${KEY}\n`);
     runtime = new RuntimeaRuntime(svc.service.ctx);
-    await runtimeaGateway(svc.service.ctx).ensure();
-    gatewayPid = runtimeaGateway(svc.service.ctx).status().pid!;
+    await svc.service.ctx.runtimeaGateway.ensure();
+    gatewayPid = svc.service.ctx.runtimeaGateway.status().pid!;
   }, 180_000);
 
   afterAll(async () => {
@@ -211,7 +210,7 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway: other set-u
     expect(textOf(events)).toMatch(/^Fake reply #\d+: you said "hello with a password"$/);
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
     // The gateway kept the user's mode: their password opens it.
-    expect(await modelsWith(runtimeaGateway(svc.service.ctx).status().url!, password)).toBe(200);
+    expect(await modelsWith(svc.service.ctx.runtimeaGateway.status().url!, password)).toBe(200);
     await svc.close();
   }, 180_000);
 
@@ -222,7 +221,7 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway: other set-u
     await openclawCommand(o, ['config', 'unset', 'gateway.auth']);
     const events = await turnOf(new RuntimeaRuntime(svc.service.ctx), 'hello unconfigured');
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
-    expect(await modelsWith(runtimeaGateway(svc.service.ctx).status().url!, USER_TOKEN)).toBe(401);
+    expect(await modelsWith(svc.service.ctx.runtimeaGateway.status().url!, USER_TOKEN)).toBe(401);
     await svc.close();
   }, 180_000);
 
@@ -242,7 +241,7 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway: other set-u
     });
     await expect.poll(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0), { timeout: 150_000, interval: 500 }).toBe(200);
 
-    const gateway = runtimeaGateway(svc.service.ctx);
+    const gateway = svc.service.ctx.runtimeaGateway;
     const events = await turnOf(new RuntimeaRuntime(svc.service.ctx), 'hello daemon');
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
     expect(textOf(events)).toMatch(/^Fake reply #\d+: you said "hello daemon"$/);

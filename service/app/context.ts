@@ -1,0 +1,133 @@
+import { SignIn } from '../auth/sign-in.js';
+import { AuthState } from '../auth/state.js';
+import { UpstreamClient } from '../auth/upstream.js';
+import { ChatEngine } from '../chat/engine.js';
+import type { Config } from '../config.js';
+import type { Core, Stage } from '../core.js';
+import { EventHub } from '../events/hub.js';
+import { startEventSources } from '../events/sources.js';
+import { UploadLedger } from '../files/upload-ledger.js';
+import { FtsIndex } from '../fts/fts-index.js';
+import type { Host } from '../host.js';
+import { HeadChecks } from '../http/head-checks.js';
+import { SseRegistry } from '../http/sse.js';
+import type { Logger } from '../log.js';
+import { ChildRecords } from '../process/child-records.js';
+import { Foreground } from '../process/foreground.js';
+import { Supervisor } from '../process/supervisor.js';
+import { createRuntimes } from '../runtimes/registry.js';
+import type { AgentName, Runtime } from '../runtimes/runtime.js';
+import { RuntimeaGateway } from '../runtimes/runtimea/gateway.js';
+import { SessionIndex } from '../sessions/session-index.js';
+import { UsageService } from '../usage/usage.js';
+
+/**
+ * The composition root: everything the service builds once. createContext builds it (and
+ * starts nothing), startServices starts the long-lived services in order and stops them in
+ * the reverse order. Features never import this file: each names what it reads (`Core & {...}`,
+ * in its own folder) and the assembly (app/) hands it this object, which has all of it.
+ */
+export interface ServiceContext extends Core {
+  readonly streams: SseRegistry;
+  /** Refusals decided before a request's body is read (a prompt at the turn cap). */
+  readonly headChecks: HeadChecks;
+  readonly auth: AuthState;
+  /** The upstream identity and usage service (sign-in, whoami, usage report). */
+  readonly upstream: UpstreamClient;
+  /** The poll-token sign-in; the trusted shell (Electron main) drives it in-process. */
+  readonly signIn: SignIn;
+  /** The service's one runtimea gateway: the runtimea runtime, its status route and the lifecycle restart share it. */
+  readonly runtimeaGateway: RuntimeaGateway;
+  /** The registered agent runtimes (runtimes/registry.ts). */
+  readonly runtimes: ReadonlyMap<AgentName, Runtime>;
+  /** Every runtime's sessions, merged and kept fresh by watchers. */
+  readonly sessions: SessionIndex;
+  /** Full-text search over the sessions' messages, fed by `sessions`. */
+  readonly fts: FtsIndex;
+  /** Passes a user waits for; background work (the full-text build) pauses during them. */
+  readonly foreground: Foreground;
+  /** The event channel (GET /api/events): features publish, every open view subscribes. */
+  readonly events: EventHub;
+  /** This run's uploads by file_id (a prompt may attach one). */
+  readonly uploads: UploadLedger;
+  /** The chat engine: every turn of /api/chat/* and of the legacy chat endpoints. */
+  readonly chat: ChatEngine;
+  /** Usage analytics and the daily report to the upstream service. */
+  readonly usage: UsageService;
+  readonly startedAt: Date;
+  /** The port actually listened on (the configured one, or the OS's pick for port 0). */
+  port(): number;
+  /** Lifecycle stage shown by /health. */
+  stage(): Stage;
+}
+
+export type { Stage } from '../core.js';
+
+/** The long-lived services once started: stop() ends them in order (index.ts calls it once, on close). */
+export interface RunningServices {
+  stop(): Promise<void>;
+}
+
+/** Builds every long-lived service, each from what it needs; nothing starts here. */
+export function createContext(config: Config, host: Host, log: Logger, state: { port(): number; stage(): Stage }): ServiceContext {
+  const core = { config, host, log, supervisor: new Supervisor(log, new ChildRecords(config.paths.childrenFile, log)) };
+  const auth = new AuthState(config.apiKey);
+  const upstream = new UpstreamClient(config.upstreamUrl);
+  const foreground = new Foreground();
+  const streams = new SseRegistry();
+  const events = new EventHub();
+  const uploads = new UploadLedger();
+  const sessions = new SessionIndex(
+    { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
+    log,
+    { countsFile: config.paths.sessionCountsFile, indexFile: config.paths.sessionIndexFile },
+  );
+  const runtimeaGateway = new RuntimeaGateway({ ...core, stage: state.stage });
+  const runtimes = createRuntimes({ ...core, runtimeaGateway });
+  return {
+    ...core,
+    streams,
+    headChecks: new HeadChecks(),
+    auth,
+    upstream,
+    signIn: new SignIn(upstream, auth, config.apiKey !== undefined),
+    runtimeaGateway,
+    runtimes,
+    sessions,
+    fts: new FtsIndex(sessions, config.paths.ftsIndex, log, foreground),
+    foreground,
+    events,
+    uploads,
+    chat: new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions }),
+    usage: new UsageService({ ...core, sessions, foreground, auth, upstream }),
+    startedAt: new Date(),
+    port: state.port,
+    stage: state.stage,
+  };
+}
+
+/**
+ * Starts the long-lived services: the usage store listens to the session index before it
+ * builds, the index builds off the request path (the first sessions request waits for it),
+ * the full-text index follows it, and the event channel's sources come last.
+ */
+export function startServices(ctx: ServiceContext): RunningServices {
+  ctx.usage.start();
+  ctx.sessions.start();
+  ctx.fts.start();
+  const eventSources = startEventSources(ctx.events, ctx.sessions, ctx.fts);
+  return {
+    stop: async () => {
+      // First the work that ends streams with `done` (the chat engine aborts its running turns)
+      // and the usage timer and store; then open streams, the indexes, and every child group.
+      const results = await Promise.allSettled([ctx.chat.close(), ctx.usage.stop()]);
+      for (const r of results) if (r.status === 'rejected') ctx.log.error({ err: String(r.reason) }, 'shutdown task failed');
+      eventSources.stop();
+      await Promise.allSettled([...ctx.runtimes.values()].map((runtime) => runtime.close()));
+      ctx.streams.closeAll();
+      await ctx.fts.close();
+      await ctx.sessions.close();
+      await ctx.supervisor.stopAll();
+    },
+  };
+}
