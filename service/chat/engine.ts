@@ -35,6 +35,8 @@ export interface PendingTurn {
   streamEvents: StreamEvents;
   /** When the prompt was accepted. */
   acceptedAt: Date;
+  /** The project the turn runs for (GET /api/chat/active): a follow-up's is its session's. */
+  agentId: string | null;
 }
 
 /** A prompt as the engine takes it: the spec's fields and the opt-in extras. */
@@ -91,7 +93,7 @@ export class ChatEngine {
     if (sessionId !== undefined && this.followUps.mustWait(sessionId)) {
       // A waiting follow-up's stream opens with `queued {position}` only for a client that asked for every event.
       const queued = this.followUps.enqueue(sessionId, () => runtime.prepare(turnRequest), streamEvents === 'full');
-      return { runtime, ...queued, permissionMode, streamEvents, acceptedAt: new Date() };
+      return { runtime, ...queued, permissionMode, streamEvents, acceptedAt: new Date(), agentId: await this.sessionAgentId(sessionId) };
     }
     const reservation = this.limits.reserve(sessionId);
     try {
@@ -99,6 +101,7 @@ export class ChatEngine {
       const prepared = await runtime.prepare({ ...turnRequest, agentId });
       reservation.bind(prepared.sessionId);
       return {
+        agentId: prepared.agentId ?? agentId ?? (sessionId === undefined ? null : await this.sessionAgentId(sessionId)),
         runtime,
         prepared,
         reservation,
@@ -160,7 +163,7 @@ export class ChatEngine {
         this.untrack(pending);
       },
       streamEvents: pending.streamEvents,
-      about: { agentName: pending.runtime.name, agentId: pending.prepared.agentId ?? null },
+      about: { agentName: pending.runtime.name, agentId: pending.agentId },
       // `auto` asks nothing: the runtime declines what needs approval, as the spec's service does.
       ...(pending.permissionMode === 'auto' ? {} : { permissions: this.permissions }),
       onPermissionRequest: (request) => {
@@ -180,6 +183,15 @@ export class ChatEngine {
     this.running.add(run);
     run.start();
     return run;
+  }
+
+  /**
+   * The project a session's turns run for: its running turn's, else the one
+   * GET /api/sessions shows (a runtimea resume's adapter does not name one).
+   */
+  private async sessionAgentId(sessionId: string): Promise<string | null> {
+    for (const pending of this.bySession.get(sessionId) ?? []) if (pending.agentId !== null) return pending.agentId;
+    return (await this.ctx.sessions.get(sessionId).catch(() => undefined))?.agentId ?? null;
   }
 
   private track(pending: PendingTurn): void {
