@@ -47,7 +47,7 @@ export class ChatEngine {
   private readonly registry: StreamRegistry<PendingTurn>;
   private readonly running = new Set<TurnRun>();
   private readonly followUps: FollowUpQueue;
-  /** Turns by session, for a steer: the one running takes it, the waiting ones decline. */
+  /** Accepted turns by session (queued follow-ups aside), for a steer (the running one takes it) and a follow-up's agent_id. */
   private readonly bySession = new Map<string, Set<PendingTurn>>();
   /** Follow-ups whose stream is open and whose place has not come yet (GET /api/chat/active: `waiting`). */
   private readonly inLine = new Set<TurnRun>();
@@ -65,9 +65,14 @@ export class ChatEngine {
     return this.limits.size;
   }
 
-  /** The refusal every prompt gets while the turn cap is reached (checked before its body is read). */
+  /** The refusal a prompt gets while the turn cap is reached (checked before its body is read, head-admission.ts). */
   atCap(): HttpError | undefined {
     return this.limits.full();
+  }
+
+  /** Places left in the follow-up queues: a prompt at the cap may still be one of them. */
+  queuePlaces(): number {
+    return this.followUps.freePlaces();
   }
 
   /** POST /api/chat/prompt. */
@@ -100,12 +105,13 @@ export class ChatEngine {
       const agentId = sessionId === undefined ? (request.agentId ?? (request.space ? await agentIdFromSpace(this.ctx, request.space) : undefined)) : undefined;
       const prepared = await runtime.prepare({ ...turnRequest, agentId });
       reservation.bind(prepared.sessionId);
-      return {
+      const pending: PendingTurn = {
         agentId: prepared.agentId ?? agentId ?? (sessionId === undefined ? null : await this.sessionAgentId(sessionId)),
         runtime,
         prepared,
         reservation,
         discard: () => {
+          this.untrack(pending);
           prepared.discard?.();
           reservation.release();
         },
@@ -113,6 +119,9 @@ export class ChatEngine {
         streamEvents,
         acceptedAt: new Date(),
       };
+      // Known by its session from now on: a follow-up queued before its stream opens takes its agent_id.
+      this.track(pending);
+      return pending;
     } catch (err) {
       reservation.release();
       throw err;

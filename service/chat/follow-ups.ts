@@ -43,6 +43,14 @@ export class FollowUpQueue {
     return this.limits.isBusy(sessionId) || (this.queues.get(sessionId)?.length ?? 0) > 0;
   }
 
+  /** How many more prompts the sessions that would queue one can take, all together. */
+  freePlaces(): number {
+    const sessions = new Set([...this.limits.busySessions(), ...this.queues.keys()]);
+    let free = 0;
+    for (const id of sessions) free += Math.max(0, this.maxPerSession - (this.queues.get(id)?.length ?? 0));
+    return free;
+  }
+
   /**
    * Puts a prompt in its session's line (429 past the bound). `prepare` is the runtime's,
    * called only when the turn's place comes (a resume then sees the previous turn's records).

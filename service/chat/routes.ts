@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { ServiceContext } from '../context.js';
 import { routedPath } from '../http/head-checks.js';
 import { ChatEngine } from './engine.js';
+import { promptHeadCheck } from './head-admission.js';
 import { legacyRoutes } from './legacy.js';
 import { parsePromptExtras } from './prompt-extras.js';
 import { parsePrompt } from './request.js';
@@ -15,8 +16,8 @@ export function chatRoutes(ctx: ServiceContext): Router {
   const engine = new ChatEngine(ctx);
   ctx.onShutdown(() => engine.close());
   const router = Router();
-  // At the cap a prompt is refused from its head: its body (up to the JSON limit) is never read.
-  ctx.headChecks.add((req) => (req.method === 'POST' && PROMPT_PATHS.has(routedPath(req)) ? engine.atCap() : undefined));
+  // At the cap a prompt is refused from its head (its body is never read), unless a follow-up queue has room.
+  ctx.headChecks.add(promptHeadCheck(engine, (req) => req.method === 'POST' && PROMPT_PATHS.has(routedPath(req))));
 
   router.post('/api/chat/prompt', async (req, res) => {
     res.json(await engine.prompt({ ...parsePrompt(req.body), ...parsePromptExtras(req.body) }));
