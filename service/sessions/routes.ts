@@ -5,6 +5,7 @@ import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import { parsePath } from '../files/containment.js';
 import { parseBody } from '../http/request-body.js';
+import { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
 import { patchDirectory } from './patch.js';
 import { parseLimit, parseMessageOffset, parseQuery, parseSessionOffset } from './query.js';
 import { messagesPage, sessionPage, sessionOf } from './views.js';
@@ -15,6 +16,7 @@ const PatchBody = z.looseObject({ directory: z.string().min(1) });
 export function sessionRoutes(ctx: ServiceContext): Router {
   const router = Router();
   const index = ctx.sessions;
+  const sent = new SentAttachments(ctx.config.paths.runtimeaAttachmentsDir);
 
   router.get('/api/sessions', async (req, res) => {
     const limit = parseLimit(req.query.limit);
@@ -38,7 +40,7 @@ export function sessionRoutes(ctx: ServiceContext): Router {
   router.get('/api/messages/:id', async (req, res) => {
     const limit = parseLimit(req.query.limit);
     const offset = parseMessageOffset(req.query.offset);
-    res.json(await messagesPage(index, req.params.id, offset, limit));
+    res.json(await messagesPage(index, req.params.id, offset, limit, sent));
   });
 
   router.patch('/api/sessions/:id', async (req, res) => {

@@ -5,6 +5,7 @@ import { titleFromPrompt } from '../title.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
 import { runtimeaGateway } from './instance.js';
+import { SentAttachments } from './sent-attachments.js';
 import { GatewaySessionStore, type SessionRow } from './session-store.js';
 import { RuntimeaTurn, type RuntimeaPlan } from './turn.js';
 
@@ -32,12 +33,14 @@ export class RuntimeaRuntime implements Runtime {
   readonly permissionModes = ['auto'] as const;
   readonly permissionNote = 'the service talks to the gateway over its HTTP chat endpoint, which carries no approvals or per-turn permission mode';
   readonly store: GatewaySessionStore;
+  readonly sentAttachments: SentAttachments;
 
   constructor(
     private readonly ctx: ServiceContext,
     readonly gateway: RuntimeaGateway = runtimeaGateway(ctx),
   ) {
     this.store = new GatewaySessionStore(ctx.config.runtimea.stateDir);
+    this.sentAttachments = new SentAttachments(ctx.config.paths.runtimeaAttachmentsDir);
     this.heartbeatMs = ctx.config.chat.heartbeatRuntimeaMs;
   }
 
@@ -85,7 +88,7 @@ export class RuntimeaRuntime implements Runtime {
   }
 
   private deps() {
-    return { endpoint: () => this.gateway.ensure(), store: this.store, log: this.ctx.log, projectsRoot: this.ctx.config.projectsRoot };
+    return { endpoint: () => this.gateway.ensure(), store: this.store, sentAttachments: this.sentAttachments, log: this.ctx.log, projectsRoot: this.ctx.config.projectsRoot };
   }
 }
 
