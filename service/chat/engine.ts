@@ -70,8 +70,8 @@ export class ChatEngine {
     return this.limits.full();
   }
 
-  /** Places left in the follow-up queues: a prompt at the cap may still be one of them. */
-  queuePlaces(): number {
+  /** Places left in the follow-up queues, by session: a prompt at the cap may still be one of them. */
+  queuePlaces(): Map<string, number> {
     return this.followUps.freePlaces();
   }
 

@@ -43,12 +43,11 @@ export class FollowUpQueue {
     return this.limits.isBusy(sessionId) || (this.queues.get(sessionId)?.length ?? 0) > 0;
   }
 
-  /** How many more prompts the sessions that would queue one can take, all together. */
-  freePlaces(): number {
-    const sessions = new Set([...this.limits.busySessions(), ...this.queues.keys()]);
-    let free = 0;
-    for (const id of sessions) free += Math.max(0, this.maxPerSession - (this.queues.get(id)?.length ?? 0));
-    return free;
+  /** The sessions that would queue a prompt now, with how many more each can take. */
+  freePlaces(): Map<string, number> {
+    const places = new Map<string, number>();
+    for (const id of [...this.limits.busySessions(), ...this.queues.keys()]) places.set(id, Math.max(0, this.maxPerSession - (this.queues.get(id)?.length ?? 0)));
+    return places;
   }
 
   /**

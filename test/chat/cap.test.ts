@@ -108,6 +108,12 @@ describe('follow-ups at the turn cap', () => {
     // At the cap: a prompt that would start a turn now is refused, with the cap's detail.
     const fresh = await capped.prompt({ text: 'a new session', agent_name: 'clia_code' });
     expect([fresh.status, fresh.json()]).toEqual([429, { detail: CAP2 }]);
+    // The body is read, but only one naming a busy session is decoded and parsed: others are the cap's 429 as they are.
+    const raw = (text: string) => send(capped.port, 'POST', '/api/chat/prompt', { raw: text, headers: { 'content-type': 'application/json' } });
+    const unparsed = await raw('{"text": "no session here", oops');
+    expect([unparsed.status, unparsed.json()]).toEqual([429, { detail: CAP2 }]);
+    const parsed = await raw(`{"text": "names ${one.session_id}", oops`);
+    expect([parsed.status, parsed.json()]).toEqual([400, { detail: 'Malformed JSON body' }]);
     const f1 = await follow(one.session_id, 'follow one');
     const f2 = await follow(one.session_id, 'follow two');
     expect([f1.status, f2.status]).toEqual([200, 200]);
