@@ -90,6 +90,8 @@ export interface Config {
     sessionIndexFile: string;
     /** The full-text search index (SQLite), in the service's own state folder. */
     ftsIndex: string;
+    /** What the service attached to runtimea user messages (the gateway's store keeps only `[image]`), one file per session. */
+    runtimeaAttachmentsDir: string;
     cliaSpace: string;
     /**
      * CODEX_HOME of every clib process the service starts, the user's own Codex home:
@@ -238,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
       sessionCountsFile: path.join(home, '.space-state', 'session-counts.json'),
       sessionIndexFile: path.join(home, '.space-state', 'session-index.json'),
       ftsIndex: path.join(home, '.space-state', 'fts', 'index.sqlite'),
+      runtimeaAttachmentsDir: path.join(home, '.space-state', 'runtimea-attachments'),
       cliaSpace: path.join(home, 'clia-space'),
       codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? expandHome(env.CODEX_HOME, home, 'CODEX_HOME') ?? path.join(home, '.codex'),
       clibSpace: path.join(home, 'clib-space'),

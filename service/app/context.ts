@@ -18,6 +18,7 @@ import { Supervisor } from '../process/supervisor.js';
 import { createRuntimes } from '../runtimes/registry.js';
 import type { AgentName, Runtime } from '../runtimes/runtime.js';
 import { RuntimeaGateway } from '../runtimes/runtimea/gateway.js';
+import { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
 import { SessionIndex } from '../sessions/session-index.js';
 import { UsageService } from '../usage/usage.js';
 
@@ -38,6 +39,8 @@ export interface ServiceContext extends Core {
   readonly signIn: SignIn;
   /** The service's one runtimea gateway: the runtimea runtime, its status route and the lifecycle restart share it. */
   readonly runtimeaGateway: RuntimeaGateway;
+  /** What the service attached to runtimea prompts (the gateway's store keeps no name or path). */
+  readonly runtimeaAttachments: SentAttachments;
   /** The registered agent runtimes (runtimes/registry.ts). */
   readonly runtimes: ReadonlyMap<AgentName, Runtime>;
   /** Every runtime's sessions, merged and kept fresh by watchers. */
@@ -83,7 +86,8 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     { countsFile: config.paths.sessionCountsFile, indexFile: config.paths.sessionIndexFile },
   );
   const runtimeaGateway = new RuntimeaGateway({ ...core, stage: state.stage });
-  const runtimes = createRuntimes({ ...core, runtimeaGateway });
+  const runtimeaAttachments = new SentAttachments(config.paths.runtimeaAttachmentsDir);
+  const runtimes = createRuntimes({ ...core, runtimeaGateway, runtimeaAttachments });
   return {
     ...core,
     streams,
@@ -92,6 +96,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     upstream,
     signIn: new SignIn(upstream, auth, config.apiKey !== undefined),
     runtimeaGateway,
+    runtimeaAttachments,
     runtimes,
     sessions,
     fts: new FtsIndex(sessions, config.paths.ftsIndex, log, foreground),

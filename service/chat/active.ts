@@ -21,8 +21,9 @@ export interface ActiveTurn {
 /** What this view reads of an accepted prompt not yet streamed (the engine's PendingTurn). */
 interface WaitingTurn {
   runtime: { name: string };
-  prepared: Pick<PreparedTurn, 'sessionId' | 'agentId'>;
+  prepared: Pick<PreparedTurn, 'sessionId'>;
   acceptedAt: Date;
+  agentId: string | null;
 }
 
 type Entry = { streamId: string; pending: WaitingTurn } | { streamId: string; run: TurnRun };
@@ -36,7 +37,7 @@ export function activeTurns(entries: readonly Entry[], inLine: (run: TurnRun) =>
         stream_id: entry.streamId,
         session_id: pending.prepared.sessionId,
         agent_name: pending.runtime.name,
-        agent_id: pending.prepared.agentId ?? null,
+        agent_id: pending.agentId,
         started_at: pending.acceptedAt.toISOString(),
         state: 'waiting',
         pending: [],

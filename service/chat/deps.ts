@@ -13,6 +13,12 @@ export interface ChatDeps extends Core {
   readonly events: EventHub;
   /** This run's uploads, for an attachment given by file_id. */
   readonly uploads: UploadLedger;
-  /** A turn's `done` waits until the session index holds the session the turn wrote. */
-  readonly sessions: { settleSession(sessionId: string): Promise<void> };
+  /**
+   * A turn's `done` waits until the session index holds the session the turn wrote; a queued
+   * follow-up shows the project (agent_id) the index has for its session.
+   */
+  readonly sessions: {
+    settleSession(sessionId: string): Promise<void>;
+    get(sessionId: string): Promise<{ readonly agentId: string | null } | undefined>;
+  };
 }

@@ -35,6 +35,8 @@ export interface PendingTurn {
   streamEvents: StreamEvents;
   /** When the prompt was accepted. */
   acceptedAt: Date;
+  /** The project the turn runs for (GET /api/chat/active): a follow-up's is its session's. */
+  agentId: string | null;
 }
 
 /** A prompt as the engine takes it: the spec's fields and the opt-in extras. */
@@ -45,7 +47,7 @@ export class ChatEngine {
   private readonly registry: StreamRegistry<PendingTurn>;
   private readonly running = new Set<TurnRun>();
   private readonly followUps: FollowUpQueue;
-  /** Turns by session, for a steer: the one running takes it, the waiting ones decline. */
+  /** Accepted turns by session (queued follow-ups aside), for a steer (the running one takes it) and a follow-up's agent_id. */
   private readonly bySession = new Map<string, Set<PendingTurn>>();
   /** Follow-ups whose stream is open and whose place has not come yet (GET /api/chat/active: `waiting`). */
   private readonly inLine = new Set<TurnRun>();
@@ -63,9 +65,14 @@ export class ChatEngine {
     return this.limits.size;
   }
 
-  /** The refusal every prompt gets while the turn cap is reached (checked before its body is read). */
+  /** The refusal a prompt gets while the turn cap is reached (checked before its body is read, head-admission.ts). */
   atCap(): HttpError | undefined {
     return this.limits.full();
+  }
+
+  /** Places left in the follow-up queues, by session: a prompt at the cap may still be one of them. */
+  queuePlaces(): Map<string, number> {
+    return this.followUps.freePlaces();
   }
 
   /** POST /api/chat/prompt. */
@@ -91,18 +98,20 @@ export class ChatEngine {
     if (sessionId !== undefined && this.followUps.mustWait(sessionId)) {
       // A waiting follow-up's stream opens with `queued {position}` only for a client that asked for every event.
       const queued = this.followUps.enqueue(sessionId, () => runtime.prepare(turnRequest), streamEvents === 'full');
-      return { runtime, ...queued, permissionMode, streamEvents, acceptedAt: new Date() };
+      return { runtime, ...queued, permissionMode, streamEvents, acceptedAt: new Date(), agentId: await this.sessionAgentId(sessionId) };
     }
     const reservation = this.limits.reserve(sessionId);
     try {
       const agentId = sessionId === undefined ? (request.agentId ?? (request.space ? await agentIdFromSpace(this.ctx, request.space) : undefined)) : undefined;
       const prepared = await runtime.prepare({ ...turnRequest, agentId });
       reservation.bind(prepared.sessionId);
-      return {
+      const pending: PendingTurn = {
+        agentId: prepared.agentId ?? agentId ?? (sessionId === undefined ? null : await this.sessionAgentId(sessionId)),
         runtime,
         prepared,
         reservation,
         discard: () => {
+          this.untrack(pending);
           prepared.discard?.();
           reservation.release();
         },
@@ -110,6 +119,9 @@ export class ChatEngine {
         streamEvents,
         acceptedAt: new Date(),
       };
+      // Known by its session from now on: a follow-up queued before its stream opens takes its agent_id.
+      this.track(pending);
+      return pending;
     } catch (err) {
       reservation.release();
       throw err;
@@ -160,7 +172,7 @@ export class ChatEngine {
         this.untrack(pending);
       },
       streamEvents: pending.streamEvents,
-      about: { agentName: pending.runtime.name, agentId: pending.prepared.agentId ?? null },
+      about: { agentName: pending.runtime.name, agentId: pending.agentId },
       // `auto` asks nothing: the runtime declines what needs approval, as the spec's service does.
       ...(pending.permissionMode === 'auto' ? {} : { permissions: this.permissions }),
       onPermissionRequest: (request) => {
@@ -180,6 +192,15 @@ export class ChatEngine {
     this.running.add(run);
     run.start();
     return run;
+  }
+
+  /**
+   * The project a session's turns run for: its running turn's, else the one
+   * GET /api/sessions shows (a runtimea resume's adapter does not name one).
+   */
+  private async sessionAgentId(sessionId: string): Promise<string | null> {
+    for (const pending of this.bySession.get(sessionId) ?? []) if (pending.agentId !== null) return pending.agentId;
+    return (await this.ctx.sessions.get(sessionId).catch(() => undefined))?.agentId ?? null;
   }
 
   private track(pending: PendingTurn): void {

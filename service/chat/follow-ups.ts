@@ -43,6 +43,13 @@ export class FollowUpQueue {
     return this.limits.isBusy(sessionId) || (this.queues.get(sessionId)?.length ?? 0) > 0;
   }
 
+  /** The sessions that would queue a prompt now, with how many more each can take. */
+  freePlaces(): Map<string, number> {
+    const places = new Map<string, number>();
+    for (const id of [...this.limits.busySessions(), ...this.queues.keys()]) places.set(id, Math.max(0, this.maxPerSession - (this.queues.get(id)?.length ?? 0)));
+    return places;
+  }
+
   /**
    * Puts a prompt in its session's line (429 past the bound). `prepare` is the runtime's,
    * called only when the turn's place comes (a resume then sees the previous turn's records).

@@ -35,6 +35,11 @@ export class TurnLimits {
     return this.busy.has(sessionId);
   }
 
+  /** The sessions whose turn holds its place (a follow-up for one of them is queued). */
+  busySessions(): IterableIterator<string> {
+    return this.busy.keys();
+  }
+
   /** Told (synchronously) after any turn gave its place back: queued turns may start. */
   onRelease(listener: () => void): void {
     this.releaseListeners.add(listener);

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { routedPath, type HeadChecks } from '../http/head-checks.js';
 import type { ChatDeps } from './deps.js';
 import type { ChatEngine } from './engine.js';
+import { promptHeadCheck } from './head-admission.js';
 import { legacyRoutes } from './legacy.js';
 import { parsePromptExtras } from './prompt-extras.js';
 import { parsePrompt } from './request.js';
@@ -20,8 +21,8 @@ export interface ChatRouteDeps extends ChatDeps {
 export function chatRoutes(ctx: ChatRouteDeps): Router {
   const engine = ctx.chat;
   const router = Router();
-  // At the cap a prompt is refused from its head: its body (up to the JSON limit) is never read.
-  ctx.headChecks.add((req) => (req.method === 'POST' && PROMPT_PATHS.has(routedPath(req)) ? engine.atCap() : undefined));
+  // At the cap a prompt is refused from its head (its body is never read), unless a follow-up queue has room.
+  ctx.headChecks.add(promptHeadCheck(engine, (req) => req.method === 'POST' && PROMPT_PATHS.has(routedPath(req))));
 
   router.post('/api/chat/prompt', async (req, res) => {
     res.json(await engine.prompt({ ...parsePrompt(req.body), ...parsePromptExtras(req.body) }));

@@ -1,8 +1,22 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { HttpError } from '../errors.js';
 
-/** A refusal decided from a request's head alone (method, path, headers), or undefined. */
-export type HeadCheck = (req: Request) => HttpError | undefined;
+/** Looks at a JSON body's raw bytes before they are decoded and parsed: a refusal, or undefined to go on. */
+export type BodyGate = (body: Buffer) => HttpError | undefined;
+
+/**
+ * What a check decides from a request's head alone (method, path, headers): a refusal, or a
+ * gate the body must pass before it is decoded and parsed (the JSON reader applies it), or
+ * undefined.
+ */
+export type HeadCheck = (req: Request) => HttpError | { gate: BodyGate } | undefined;
+
+const gates = new WeakMap<Request, BodyGate>();
+
+/** The gate a head check set for this request's body, if any (service/http/json-body.ts). */
+export function bodyGateOf(req: Request): BodyGate | undefined {
+  return gates.get(req);
+}
 
 /**
  * Checks features register to refuse a request before its body is read (app/app.ts runs
@@ -25,8 +39,9 @@ export class HeadChecks {
   middleware(drainLimitBytes: number): RequestHandler {
     return (req, res, next) => {
       for (const check of this.checks) {
-        const refusal = check(req);
-        if (refusal) return refuse(req, res, refusal, drainLimitBytes);
+        const decision = check(req);
+        if (decision && 'gate' in decision) gates.set(req, decision.gate);
+        else if (decision) return refuse(req, res, decision, drainLimitBytes);
       }
       next();
     };

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { HttpError } from '../errors.js';
+import { bodyGateOf } from './head-checks.js';
 import { nestsDeeperThan } from './json-depth.js';
 import { hasBody } from './request-body.js';
 
@@ -15,7 +16,8 @@ export interface JsonBodyOptions {
  * check. Here: compressed bodies and other charsets are refused unread (415), reading
  * stops the moment the body passes the limit (413; the error handler then closes the
  * connection, as for every answer given before the body was read), and nesting is
- * bounded before JSON.parse (400). An empty body is `{}`, as body-parser made it.
+ * bounded before JSON.parse (400). An empty body is `{}`, as body-parser made it. A head
+ * check's gate (head-checks.ts) sees the raw bytes first and may refuse them undecoded.
  */
 export function jsonBody(options: JsonBodyOptions): RequestHandler {
   return (req, res, next) => {
@@ -24,6 +26,8 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
     if (refusal) return next(refusal);
     readLimited(req, options.limitBytes).then(
       (bytes) => {
+        const gated = bodyGateOf(req)?.(bytes);
+        if (gated) return next(gated);
         try {
           req.body = parseJson(bytes.toString('utf8'), options.maxDepth);
         } catch (err) {

@@ -4,10 +4,12 @@ import { createCliaRuntime } from './clia/runtime.js';
 import type { AgentName, Runtime } from './runtime.js';
 import type { RuntimeaGateway } from './runtimea/gateway.js';
 import { RuntimeaRuntime } from './runtimea/runtime.js';
+import type { SentAttachments } from './runtimea/sent-attachments.js';
 
-/** What the runtimes read beyond Core: the service's one runtimea gateway (the composition root makes it). */
+/** What the runtimes read beyond Core: the service's one runtimea gateway and its record of sent attachments (the composition root makes both). */
 export interface RuntimesDeps extends Core {
   readonly runtimeaGateway: RuntimeaGateway;
+  readonly runtimeaAttachments: SentAttachments;
 }
 
 /**

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { HttpError } from '../errors.js';
 import { parsePath } from '../files/containment.js';
 import { parseBody } from '../http/request-body.js';
+import type { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
 import type { SessionIndex } from './session-index.js';
 import { patchDirectory } from './patch.js';
 import { parseLimit, parseMessageOffset, parseQuery, parseSessionOffset } from './query.js';
@@ -11,13 +12,14 @@ import { messagesPage, sessionPage, sessionOf } from './views.js';
 
 const PatchBody = z.looseObject({ directory: z.string().min(1) });
 
-/** What the sessions routes read: the index the composition root builds and starts. */
-export type SessionsDeps = { readonly sessions: SessionIndex };
+/** What the sessions routes read: the index the composition root builds and starts, and what the service attached to runtimea prompts. */
+export type SessionsDeps = { readonly sessions: SessionIndex; readonly runtimeaAttachments: SentAttachments };
 
 /** The spec's Sessions section: merged listing, search, one session, messages, PATCH, stubs. */
 export function sessionRoutes(ctx: SessionsDeps): Router {
   const router = Router();
   const index = ctx.sessions;
+  const sent = ctx.runtimeaAttachments;
 
   router.get('/api/sessions', async (req, res) => {
     const limit = parseLimit(req.query.limit);
@@ -41,7 +43,7 @@ export function sessionRoutes(ctx: SessionsDeps): Router {
   router.get('/api/messages/:id', async (req, res) => {
     const limit = parseLimit(req.query.limit);
     const offset = parseMessageOffset(req.query.offset);
-    res.json(await messagesPage(index, req.params.id, offset, limit));
+    res.json(await messagesPage(index, req.params.id, offset, limit, sent));
   });
 
   router.patch('/api/sessions/:id', async (req, res) => {

@@ -1,4 +1,5 @@
 import { HttpError } from '../errors.js';
+import type { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
 import type { Page } from './file-log.js';
 import { mapLimited } from './limit.js';
 import type { SessionView } from './merge.js';
@@ -24,12 +25,17 @@ export async function sessionPage(index: SessionIndex, views: readonly SessionVi
   return { total: views.length, offset, sessions: await mapLimited(slice, 16, (v) => sessionOf(index, v)) };
 }
 
-/** {total, offset, messages} of a session's log; 404 when the session or its log is missing. */
-export async function messagesPage(index: SessionIndex, id: string, offset: number, limit: number): Promise<Page> {
+/**
+ * {total, offset, messages} of a session's log; 404 when the session or its log is missing.
+ * A runtimea session's user messages get the attachments the service sent with them (its own
+ * record: the gateway's store keeps an image as `[image]`); the CLI logs carry theirs.
+ */
+export async function messagesPage(index: SessionIndex, id: string, offset: number, limit: number, sent?: SentAttachments): Promise<Page> {
   const view = await index.get(id);
   if (!view?.log) throw new HttpError(404, 'Session not found');
   try {
-    return await index.logs.page(view.log, offset, limit);
+    const page = await index.logs.page(view.log, offset, limit);
+    return sent && view.agentName === 'runtimea' ? { ...page, messages: await sent.withAttachments(view.id, page.messages) } : page;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'SQLITE_CANTOPEN') throw new HttpError(404, 'Session not found');

@@ -118,6 +118,29 @@ describe.skipIf(!codex)('follow-ups on the real codex', () => {
     await (await stream(running.stream_id)).ended;
   });
 
+  it('GET /api/chat/active: queued follow-ups show their session\'s agent_id (opened or not), and keep it once they run', async () => {
+    const sessionId = await newSession();
+    const running = (await prompt({ text: '[[slow]] active first', session_id: sessionId })).json();
+    const unopened = (await prompt({ text: 'queued, never opened', session_id: sessionId })).json();
+    const opened = (await prompt({ text: '[[slow]] queued, opened', session_id: sessionId })).json();
+    const a = await stream(running.stream_id);
+    const c = await stream(opened.stream_id);
+    type Active = { stream_id: string; session_id: string; agent_name: string; agent_id: string | null; state: string };
+    const active = async (): Promise<Map<string, Active>> => new Map((await svc.get('/api/chat/active')).json().map((t: Active) => [t.stream_id, t]));
+    await expect.poll(async () => (await active()).get(running.stream_id)?.state, { timeout: 10_000 }).toBe('running');
+    const now = await active();
+    const expected = { session_id: sessionId, agent_name: 'clib', agent_id: 'follow' };
+    expect(now.get(running.stream_id)).toMatchObject({ ...expected, state: 'running' });
+    expect(now.get(unopened.stream_id)).toMatchObject({ ...expected, state: 'waiting' });
+    expect(now.get(opened.stream_id)).toMatchObject({ ...expected, state: 'waiting' });
+    await svc.post('/api/chat/abort', { stream_id: unopened.stream_id });
+    await a.ended;
+    await expect.poll(async () => (await active()).get(opened.stream_id)?.state, { timeout: 10_000 }).toBe('running');
+    expect((await active()).get(opened.stream_id)).toMatchObject({ ...expected, state: 'running' });
+    await c.ended;
+    expect(c.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
+  });
+
   it('steer: the text reaches the running turn (the model gets it in that turn), both streams end with its done', async () => {
     const sessionId = await newSession();
     const running = (await prompt({ text: '[[slow]] long task', session_id: sessionId })).json();

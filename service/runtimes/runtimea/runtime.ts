@@ -4,6 +4,7 @@ import { HttpError } from '../../errors.js';
 import { titleFromPrompt } from '../title.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
+import type { SentAttachments } from './sent-attachments.js';
 import { GatewaySessionStore, type SessionRow } from './session-store.js';
 import { RuntimeaTurn, type RuntimeaPlan } from './turn.js';
 
@@ -22,9 +23,10 @@ import { RuntimeaTurn, type RuntimeaPlan } from './turn.js';
 export const ROW_WAIT_MS = 20_000;
 const AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** What the runtimea runtime reads beyond Core: the service's one gateway, made by the composition root. */
+/** What the runtimea runtime reads beyond Core: the service's one gateway and its record of sent attachments, made by the composition root. */
 export interface RuntimeaRuntimeDeps extends Core {
   readonly runtimeaGateway: RuntimeaGateway;
+  readonly runtimeaAttachments: SentAttachments;
 }
 
 export class RuntimeaRuntime implements Runtime {
@@ -37,10 +39,12 @@ export class RuntimeaRuntime implements Runtime {
   readonly permissionNote = 'the service talks to the gateway over its HTTP chat endpoint, which carries no approvals or per-turn permission mode';
   readonly store: GatewaySessionStore;
   readonly gateway: RuntimeaGateway;
+  readonly sentAttachments: SentAttachments;
 
   constructor(private readonly ctx: RuntimeaRuntimeDeps) {
     this.gateway = ctx.runtimeaGateway;
     this.store = new GatewaySessionStore(ctx.config.runtimea.stateDir);
+    this.sentAttachments = ctx.runtimeaAttachments;
     this.heartbeatMs = ctx.config.chat.heartbeatRuntimeaMs;
   }
 
@@ -88,7 +92,7 @@ export class RuntimeaRuntime implements Runtime {
   }
 
   private deps() {
-    return { endpoint: () => this.gateway.ensure(), store: this.store, log: this.ctx.log, projectsRoot: this.ctx.config.projectsRoot };
+    return { endpoint: () => this.gateway.ensure(), store: this.store, sentAttachments: this.sentAttachments, log: this.ctx.log, projectsRoot: this.ctx.config.projectsRoot };
   }
 }
 

@@ -36,6 +36,32 @@ export function runDetails(jsonl: string, runId?: string): RunDetails {
   };
 }
 
+/**
+ * The id of the user record of a prompt the service sent at `sentAt` (epoch ms) with `text`:
+ * the first user record whose send time (`message.timestamp`, stamped by the gateway when it
+ * took the request) is not before it and whose text is that text. The gateway keeps an image
+ * only as an `image` block; what was attached is the service's own record (sent-attachments.ts).
+ */
+export function userRecordId(jsonl: string, sentAt: number, text: string): string | undefined {
+  for (const line of jsonl.split('\n')) {
+    const r = parseLine(line);
+    const m = r?.type === 'message' ? r.message : undefined;
+    if (m?.role !== 'user' || typeof r.id !== 'string' || typeof m.timestamp !== 'number' || m.timestamp < sentAt) continue;
+    if (textOf(m.content) === text) return r.id;
+  }
+  return undefined;
+}
+
+/** A user message's text as sent: the string, or its text blocks joined. */
+function textOf(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return undefined;
+  return content
+    .filter((b): b is { type: 'text'; text: string } => b?.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('');
+}
+
 /** The project's copy of a runtimea transcript: <project>/.space/sessions/<session_id>.jsonl. */
 export function projectTranscriptFile(projectsRoot: string, projectId: string, sessionId: string): string {
   return path.join(projectsRoot, projectId, '.space', 'sessions', `${sessionId}.jsonl`);

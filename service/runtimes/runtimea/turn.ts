@@ -5,12 +5,13 @@ import type { Logger } from '../../log.js';
 import { EventQueue } from '../event-queue.js';
 import { recordProjectSession } from '../project-sessions.js';
 import { readFile } from 'node:fs/promises';
-import { withFileNames } from '../attachments.js';
+import { attachmentRecords, withFileNames } from '../attachments.js';
 import type { Attachment, RuntimeEvent, TurnUsage } from '../runtime.js';
 import { parseChatData, refusalMessage, SseDataSplitter } from './chat-sse.js';
 import type { GatewayEndpoint } from './gateway.js';
 import type { GatewaySessionStore } from './session-store.js';
-import { copyTranscript, runDetails } from './transcript.js';
+import type { SentAttachments } from './sent-attachments.js';
+import { copyTranscript, runDetails, userRecordId } from './transcript.js';
 
 /**
  * One runtimea turn: POST /v1/chat/completions on the gateway (stream, include_usage, model
@@ -42,6 +43,8 @@ export interface RuntimeaPlan {
 export interface RuntimeaDeps {
   endpoint: () => Promise<GatewayEndpoint>;
   store: GatewaySessionStore;
+  /** Where the attachments of the prompts sent are kept (the gateway keeps an image as `[image]`). */
+  sentAttachments: SentAttachments;
   log: Logger;
   projectsRoot: string;
   rowWaitMs?: number;
@@ -60,6 +63,8 @@ export class RuntimeaTurn {
   private aborted = false;
   private sessionWaiters: Array<(id: string | null) => void> = [];
   private started = false;
+  /** When the prompt went to the gateway (epoch ms), to find its user record afterwards. */
+  private sentAt: number | undefined;
 
   constructor(
     private readonly deps: RuntimeaDeps,
@@ -104,7 +109,9 @@ export class RuntimeaTurn {
       terminal = this.aborted ? { type: 'done', finishReason: 'aborted' } : { type: 'error', message: err instanceof Error ? err.message : String(err) };
     }
     if (!this.resolved) await this.resolveSession(await this.lookup());
-    await this.record();
+    const jsonl = this.sessionId && (this.plan.projectId || this.plan.attachments?.length) ? await this.deps.store.transcript(this.plan.agent, this.sessionId) : undefined;
+    await this.record(jsonl);
+    await this.recordAttachments(jsonl);
     this.emit(terminal);
     this.queue.end();
   }
@@ -124,6 +131,7 @@ export class RuntimeaTurn {
     } catch (err) {
       return { type: 'error', message: `An attachment could not be read: ${(err as Error).message}` };
     }
+    this.sentAt = Date.now();
     try {
       response = await this.post(endpoint, content);
     } catch (err) {
@@ -234,16 +242,30 @@ export class RuntimeaTurn {
   }
 
   /** The transcript copied into the project and the session in its sessionslist.json. */
-  private async record(): Promise<void> {
+  private async record(jsonl: string | undefined): Promise<void> {
     const { plan, deps } = this;
     if (!this.sessionId || !plan.projectId) return;
     try {
-      const jsonl = await deps.store.transcript(plan.agent, this.sessionId);
       if (jsonl) await copyTranscript(deps.projectsRoot, plan.projectId, this.sessionId, jsonl);
       await recordProjectSession(deps.projectsRoot, plan.projectId, { sessionId: this.sessionId, agent_name: 'runtimea', title: plan.title, updatedAt: Date.now(), directory: path.join(deps.projectsRoot, plan.projectId) });
     } catch (err) {
       deps.log.error({ err: String(err), sessionId: this.sessionId }, 'runtimea: recording the turn in the project failed');
     }
+  }
+
+  /** The prompt's attachments, kept against the gateway's user record of it (what /api/messages shows). */
+  private async recordAttachments(jsonl: string | undefined): Promise<void> {
+    const { plan, deps } = this;
+    const attachments = plan.attachments ?? [];
+    if (!this.sessionId || !jsonl || this.sentAt === undefined || attachments.length === 0) return;
+    const messageId = userRecordId(jsonl, this.sentAt, withFileNames(plan.text, attachments));
+    if (!messageId) {
+      deps.log.warn({ sessionId: this.sessionId }, 'runtimea: the prompt\'s user record was not found in the gateway transcript; its attachments are not listed');
+      return;
+    }
+    await deps.sentAttachments.record(this.sessionId, messageId, attachmentRecords(attachments) ?? []).catch((err: unknown) => {
+      deps.log.error({ err: String(err), sessionId: this.sessionId }, 'runtimea: recording the attachments sent failed');
+    });
   }
 }
 

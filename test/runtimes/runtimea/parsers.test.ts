@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseChatData, refusalMessage, SseDataSplitter, type ChatPiece } from '../../../service/runtimes/runtimea/chat-sse.js';
 import { agentOf } from '../../../service/runtimes/runtimea/runtime.js';
 import { GatewaySessionStore } from '../../../service/runtimes/runtimea/session-store.js';
-import { runDetails } from '../../../service/runtimes/runtimea/transcript.js';
+import { runDetails, userRecordId } from '../../../service/runtimes/runtimea/transcript.js';
 
 const FIXTURES = path.join(import.meta.dirname, '..', '..', 'fixtures', 'runtimea');
 // The store captures are shared with the sessions tests.
@@ -144,6 +144,29 @@ describe('gateway session stores (read-only)', () => {
     const runId = JSON.parse(expected.split('\n').find((l) => l.includes('"role":"assistant"'))!).message.__openclaw.runId;
     expect(runDetails(jsonl!, runId)).toEqual({ answered: true, model: 'fake-model', costUsd: expect.closeTo(0.0484254, 6) });
     expect(await store.rows('../etc')).toEqual([]);
+  });
+
+  it('the user record of a prompt sent at a time with a text (recorded transcripts of 2026.7.1 and 2026.9.6)', () => {
+    const dirs = [path.join(STORES, 'runtimea-file'), path.join(STORES, 'runtimea-sqlite', 'transcripts')];
+    const transcripts = dirs.flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.jsonl')).map((f) => readFileSync(path.join(d, f), 'utf8')));
+    let checked = 0;
+    for (const jsonl of transcripts) {
+      const users = jsonl.split('\n').filter((l) => l.includes('"role":"user"')).map((l) => JSON.parse(l));
+      for (const [i, r] of users.entries()) {
+        if (typeof r.message.content !== 'string') continue;
+        expect(userRecordId(jsonl, r.message.timestamp, r.message.content)).toBe(r.id);
+        // Sent earlier: still this record, unless an earlier one has the same text.
+        if (!users.slice(0, i).some((u) => u.message.content === r.message.content)) expect(userRecordId(jsonl, 0, r.message.content)).toBe(r.id);
+        // Sent after it, or another text: not this record.
+        expect(userRecordId(jsonl, r.message.timestamp + 1, r.message.content)).not.toBe(r.id);
+        expect(userRecordId(jsonl, r.message.timestamp, `${r.message.content} (another)`)).toBeUndefined();
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(3);
+    // The gateway's form with an image: text blocks and an image block (as the real 2026.9.6 wrote it).
+    const withImage = `${JSON.stringify({ type: 'message', id: 'u1', message: { role: 'user', content: [{ type: 'text', text: 'what is this' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }], timestamp: 1000 } })}\n`;
+    expect(userRecordId(withImage, 1000, 'what is this')).toBe('u1');
   });
 
   it('no store yet: nothing, and nothing created', async () => {
