@@ -1,5 +1,5 @@
 import { readFile, stat } from './disk.js';
-import { legacyMessages } from './formats/legacy.js';
+import { cliaRecordMessages } from '../transcripts/clia-record.js';
 import { fileKey, sameKey, type FileKey, type Page } from './file-log.js';
 import type { LogEntry, Message } from './types.js';
 
@@ -27,7 +27,7 @@ export class LegacyLogs {
     let entries: LogEntry[] = [];
     if (key.size <= MAX_LEGACY_BYTES) {
       try {
-        entries = legacyMessages(JSON.parse(await readFile(file, 'utf8')), new Date(key.mtimeMs).toISOString());
+        entries = cliaRecordMessages(JSON.parse(await readFile(file, 'utf8')), new Date(key.mtimeMs).toISOString());
       } catch {
         entries = [];
       }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { entriesOf } from '../runtimes/cli-session-store.js';
 import { AGENT_NAMES } from '../ids.js';
-import { isObject, str } from './formats/common.js';
+import { isObject, str } from '../transcripts/common.js';
 import { STORE_AGENT, STORE_FORMAT, type StoreName } from './layout.js';
 import type { SourceKind, SourceRecord } from './types.js';
 

@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
 import * as zlib from 'node:zlib';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { LineContext } from './formats/index.js';
-import { normalizeRuntimea } from './formats/runtimea.js';
-import { firstUserText } from './title.js';
+import type { LineContext } from '../transcripts/formats.js';
+import { normalizeRuntimea } from '../transcripts/runtimea.js';
+import { firstUserText } from '../transcripts/title.js';
 import type { LogEntry, Message } from './types.js';
 import { countDiskOperation } from './disk.js';
 import type { Page } from './file-log.js';

@@ -6,7 +6,7 @@ import { CliSessionStore } from '../cli-session-store.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import { runCliaTurn } from './turn.js';
 import { CliaTurnInput } from './turn-input.js';
-import { titleFromPrompt } from '../title.js';
+import { titleFromPrompt } from '../../transcripts/title.js';
 
 /**
  * `clia_code`: the Claude Code CLI, one process per turn (`-p`, stream-json out and in: the

@@ -7,7 +7,7 @@ import { HttpError } from '../../errors.js';
 import { SAFE_ID } from '../../ids.js';
 import { packageInfo } from '../../status/version.js';
 import { CliSessionStore } from '../cli-session-store.js';
-import { titleFromPrompt } from '../title.js';
+import { titleFromPrompt } from '../../transcripts/title.js';
 import { EventQueue } from '../event-queue.js';
 import { programEnv } from '../program-env.js';
 import type { Approvals, PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';

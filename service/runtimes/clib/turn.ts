@@ -11,13 +11,15 @@ import { AppServerMapper, type Mapped, type Notification } from './app-server-ma
 import { crashError, missingBinaryError, readableCodexError, unknownThreadError } from './errors.js';
 import { AppServerRpc, ProcessExited, RpcError } from './rpc.js';
 import { ThreadEventParser } from './thread-events.js';
-import { TranscriptWriter, type TranscriptLine } from './transcript.js';
+import type { TranscriptLine } from '../../transcripts/clib-events.js';
+import { TranscriptWriter } from './transcript.js';
 
 /**
  * One clib turn: a `codex app-server` child for the length of the turn (initialize, start or
  * resume the thread, start the turn, stream until `turn/completed`, close stdin). Text comes
- * from `item/agentMessage/delta` as codex streams it; everything else goes through the exec
- * ThreadEvent parser and into the transcript.
+ * from `item/agentMessage/delta` as codex streams it; everything else becomes a ThreadEvent record
+ * (app-server-map.ts), written to the transcript and mapped to runtime events the way
+ * /api/messages maps it (thread-events.ts).
  *
  * Abort: `turn/interrupt` (codex tells the model the turn was interrupted and the thread
  * resumes cleanly), up to the chat's abort grace (SPACE_CHAT_ABORT_GRACE_MS) for codex to
@@ -58,7 +60,7 @@ class Aborted extends Error {}
 class Crashed extends Error {}
 
 export class ClibTurn {
-  private readonly parser = new ThreadEventParser({ textFromItems: false, cumulativeUsage: false });
+  private readonly parser = new ThreadEventParser();
   private readonly transcript: TranscriptWriter;
   private mapper: AppServerMapper | undefined;
   private early: Notification[] = [];

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../../context.js';
 import { HttpError } from '../../errors.js';
-import { titleFromPrompt } from '../title.js';
+import { titleFromPrompt } from '../../transcripts/title.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
 import { runtimeaGateway } from './instance.js';

@@ -1,4 +1,4 @@
-import type { LogEntry, Role } from '../types.js';
+import type { LogEntry, Role } from './types.js';
 import { isObject, isoTime, messageEntry, num, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
 import { eachElement, looksWhole, spanAt, spanIs, startsWith, topTypeSpan } from './quick.js';
 

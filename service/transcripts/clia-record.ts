@@ -1,4 +1,4 @@
-import type { LogEntry } from '../types.js';
+import type { LogEntry } from './types.js';
 import { normalizeClia } from './clia.js';
 import { isObject, isoTime, messageEntry, str, textOf, type LineContext } from './common.js';
 
@@ -9,7 +9,7 @@ import { isObject, isoTime, messageEntry, str, textOf, type LineContext } from '
  * has any, are a `messages` array of either CLI records (`type` user/assistant/result, as
  * in the JSONL store) or plain `{role, content | text, timestamp}` objects.
  */
-export function legacyMessages(doc: unknown, fallbackTime: string): LogEntry[] {
+export function cliaRecordMessages(doc: unknown, fallbackTime: string): LogEntry[] {
   if (!isObject(doc) || !Array.isArray(doc.messages)) return [];
   const out: LogEntry[] = [];
   doc.messages.forEach((record, position) => {
