@@ -1,7 +1,10 @@
 import path from 'node:path';
 import { SAFE_ID } from '../ids.js';
 import type { AgentName } from '../runtimes/runtime.js';
+import { SQLITE_FILE } from '../transcripts/runtimea-store.js';
 import type { LogFormat } from './types.js';
+
+export { SQLITE_FILE };
 
 /**
  * Where sessions live on disk, as one table of path shapes. The same rules decide what the
@@ -39,7 +42,6 @@ export const STORE_AGENT: Readonly<Record<StoreName, AgentName>> = { runtimea: '
 export const STORE_FORMAT: Readonly<Record<StoreName, LogFormat>> = { runtimea: 'runtimea', clia: 'clia', clib: 'clib' };
 
 export const INDEX_FILE = 'sessions.json';
-export const SQLITE_FILE = 'openclaw-agent.sqlite';
 export const PROJECT_INDEX = 'sessionslist.json';
 
 /** A folder or file name that can be an id (as the CLI session store allows); never a path. */

@@ -138,3 +138,49 @@ function peekBlocks(line: Buffer, contentAt: number): Role[] | undefined {
   for (let i = 0; i < calls; i++) roles.push('tool');
   return roles;
 }
+
+/**
+ * What a turn takes from the gateway's transcript (the records above): the LLM that answered
+ * and the run's cost, both of which the SSE stream leaves out. The run's assistant records
+ * are those tagged with its run id (`__openclaw.runId`, OpenClaw >= 2026.9) or, without tags
+ * (2026.7.1), those after the last user record; its cost is that of their usage records.
+ */
+export interface RunDetails {
+  model?: string;
+  costUsd?: number;
+  /** Whether an assistant record of the run is there yet. */
+  answered: boolean;
+}
+
+export function runDetails(jsonl: string, runId?: string): RunDetails {
+  const messages = jsonl
+    .split('\n')
+    .map(parseLine)
+    .filter((r): r is Json & { message: Json } => isObject(r) && r.type === 'message' && isObject(r.message));
+  const tagged = runId ? messages.filter((r) => isObject(r.message.__openclaw) && r.message.__openclaw.runId === runId) : [];
+  let run = tagged;
+  if (!run.length) {
+    const lastUser = messages.map((r) => r.message.role).lastIndexOf('user');
+    run = messages.slice(lastUser + 1);
+  }
+  const assistant = run.filter((r) => r.message.role === 'assistant');
+  if (!assistant.length) return { answered: false };
+  const costs = assistant
+    .flatMap((r, position) => normalizeRuntimea(r, { position, fallbackTime: '' }))
+    .flatMap((e) => (e.kind === 'usage' && e.usage.usage.costUsd !== undefined ? [e.usage.usage.costUsd] : []));
+  const model = assistant.at(-1)!.message.model;
+  return {
+    answered: true,
+    ...(typeof model === 'string' ? { model } : {}),
+    ...(costs.length ? { costUsd: costs.reduce((a, b) => a + b, 0) } : {}),
+  };
+}
+
+function parseLine(line: string): unknown {
+  if (!line.trim()) return undefined;
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}

@@ -6,7 +6,7 @@ import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
 import { runtimeaGateway } from './instance.js';
 import { GatewaySessionStore, type SessionRow } from './session-store.js';
-import { RuntimeaTurn, type RuntimeaPlan } from './turn.js';
+import { ROW_WAIT_MS, RuntimeaTurn, type RuntimeaPlan } from './turn.js';
 
 /**
  * runtimea: turns on the OpenClaw gateway (gateway.ts keeps it running). The request's
@@ -20,7 +20,7 @@ import { RuntimeaTurn, type RuntimeaPlan } from './turn.js';
  * `session` event then carries it). A resume finds the key of the session id in the
  * gateway's store and starts when the stream opens.
  */
-export const ROW_WAIT_MS = 20_000;
+export { ROW_WAIT_MS };
 const AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 export class RuntimeaRuntime implements Runtime {

@@ -10,7 +10,8 @@ import type { Attachment, RuntimeEvent, TurnUsage } from '../runtime.js';
 import { parseChatData, refusalMessage, SseDataSplitter } from './chat-sse.js';
 import type { GatewayEndpoint } from './gateway.js';
 import type { GatewaySessionStore } from './session-store.js';
-import { copyTranscript, runDetails } from './transcript.js';
+import { runDetails, type RunDetails } from '../../transcripts/runtimea.js';
+import { copyTranscript } from './transcript.js';
 
 /**
  * One runtimea turn: POST /v1/chat/completions on the gateway (stream, include_usage, model
@@ -47,7 +48,8 @@ export interface RuntimeaDeps {
   rowWaitMs?: number;
 }
 
-const ROW_WAIT_MS = 20_000;
+/** How long a new session's turn waits for the gateway to write the session's row. */
+export const ROW_WAIT_MS = 20_000;
 const ROW_POLL_MS = 100;
 const RETRY_AFTER_MS = 1000;
 
@@ -96,6 +98,11 @@ export class RuntimeaTurn {
     this.controller.abort();
   }
 
+  /**
+   * The turn, then its bookkeeping: the gateway's transcript of the session is read once,
+   * after the stream ended, for the run's model and cost (the usage event) and the project's
+   * copy; then the one terminal event.
+   */
   private async run(): Promise<void> {
     let terminal: RuntimeEvent;
     try {
@@ -103,11 +110,19 @@ export class RuntimeaTurn {
     } catch (err) {
       terminal = this.aborted ? { type: 'done', finishReason: 'aborted' } : { type: 'error', message: err instanceof Error ? err.message : String(err) };
     }
+    const { usage } = this;
+    // The run's details only for a session known when its stream ended (as the usage was reported).
+    const known = this.sessionId;
     if (!this.resolved) await this.resolveSession(await this.lookup());
-    await this.record();
+    const jsonl = await this.transcript(usage && known ? known : undefined);
+    if (usage) this.emit({ type: 'usage', usage: known && jsonl ? withRunDetails(usage.usage, runDetails(jsonl, usage.runId)) : usage.usage });
+    await this.record(jsonl);
     this.emit(terminal);
     this.queue.end();
   }
+
+  /** The stream's usage of a completed turn, and its run id, for the usage event. */
+  private usage: { usage: TurnUsage; runId: string | undefined } | undefined;
 
   private async execute(): Promise<RuntimeEvent> {
     let endpoint: GatewayEndpoint;
@@ -138,7 +153,7 @@ export class RuntimeaTurn {
     if (this.aborted) return { type: 'done', finishReason: 'aborted' };
     if (outcome.error) return { type: 'error', message: `The runtimea gateway reported an error: ${outcome.error}` };
     if (!outcome.done) return { type: 'error', message: 'The runtimea gateway closed the stream before the turn finished (it may have stopped; it is restarted automatically).' };
-    if (outcome.usage) this.emit({ type: 'usage', usage: await this.withRunDetails(outcome.usage, outcome.runId) });
+    if (outcome.usage) this.usage = { usage: outcome.usage, runId: outcome.runId };
     return { type: 'done', finishReason: 'stop' };
   }
 
@@ -225,26 +240,32 @@ export class RuntimeaTurn {
     this.queue.push(event.type === 'text' && this.sessionId ? { ...event, sessionId: this.sessionId } : event);
   }
 
-  /** The LLM's name and the run's cost, from the gateway's transcript of the run. */
-  private async withRunDetails(usage: TurnUsage, runId: string | undefined): Promise<TurnUsage> {
-    if (!this.sessionId) return usage;
-    const jsonl = await this.deps.store.transcript(this.plan.agent, this.sessionId);
-    const details = jsonl ? runDetails(jsonl, runId) : { answered: false };
-    return { ...usage, ...(details.model ? { model: details.model } : {}), ...(details.costUsd !== undefined ? { costUsd: details.costUsd } : {}) };
+  /**
+   * The session's transcript, read once per turn: when the usage needs the run's details
+   * (`forUsage`, the session id known when the stream ended) or the project gets a copy.
+   */
+  private async transcript(forUsage: string | undefined): Promise<string | undefined> {
+    const sessionId = forUsage ?? (this.plan.projectId ? this.sessionId : undefined);
+    if (!sessionId) return undefined;
+    return this.deps.store.transcript(this.plan.agent, sessionId).catch(() => undefined);
   }
 
   /** The transcript copied into the project and the session in its sessionslist.json. */
-  private async record(): Promise<void> {
+  private async record(jsonl: string | undefined): Promise<void> {
     const { plan, deps } = this;
     if (!this.sessionId || !plan.projectId) return;
     try {
-      const jsonl = await deps.store.transcript(plan.agent, this.sessionId);
       if (jsonl) await copyTranscript(deps.projectsRoot, plan.projectId, this.sessionId, jsonl);
       await recordProjectSession(deps.projectsRoot, plan.projectId, { sessionId: this.sessionId, agent_name: 'runtimea', title: plan.title, updatedAt: Date.now(), directory: path.join(deps.projectsRoot, plan.projectId) });
     } catch (err) {
       deps.log.error({ err: String(err), sessionId: this.sessionId }, 'runtimea: recording the turn in the project failed');
     }
   }
+}
+
+/** The LLM's name and the run's cost, from the gateway's transcript of the run. */
+function withRunDetails(usage: TurnUsage, details: RunDetails): TurnUsage {
+  return { ...usage, ...(details.model ? { model: details.model } : {}), ...(details.costUsd !== undefined ? { costUsd: details.costUsd } : {}) };
 }
 
 async function readBody(response: IncomingMessage): Promise<string> {
