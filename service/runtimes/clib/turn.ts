@@ -2,7 +2,7 @@ import type { Logger } from '../../log.js';
 import type { OwnedProcess, Supervisor } from '../../process/supervisor.js';
 import type { CliSessionStore } from '../cli-session-store.js';
 import type { EventQueue } from '../event-queue.js';
-import { recordProjectSession } from '../project-sessions.js';
+import { CliTurnBooks, errorEvent, sessionEvent, Terminal } from '../turn-books.js';
 import { attachmentRecords, withFileNames } from '../attachments.js';
 import type { Approvals, Attachment, PermissionMode, RuntimeEvent, SteerInput } from '../runtime.js';
 import { toolTitle } from '../tool-title.js';
@@ -64,7 +64,8 @@ export class ClibTurn {
   private readonly transcript: TranscriptWriter;
   private mapper: AppServerMapper | undefined;
   private early: Notification[] = [];
-  private terminal: RuntimeEvent | undefined;
+  private readonly terminal = new Terminal();
+  private readonly books: CliTurnBooks;
   private endSeen: (status: string) => void = () => undefined;
   private readonly ended = new Promise<string>((resolve) => (this.endSeen = resolve));
   private readonly abortP: Promise<never>;
@@ -80,7 +81,8 @@ export class ClibTurn {
     approvals?: Approvals,
   ) {
     this.approvals = new ClibApprovals(plan.permissionMode, plan.cwd, approvals);
-    this.transcript = new TranscriptWriter(deps.store, plan.agentId, plan.sessionId, deps.log);
+    this.books = new CliTurnBooks(deps, { agentName: 'clib', agentId: plan.agentId, sessionId: plan.sessionId, title: plan.title, directory: plan.cwd });
+    this.transcript = new TranscriptWriter(this.books.transcript);
     this.abortP = new Promise<never>((_, reject) => {
       const fire = (): void => reject(new Aborted());
       if (signal.aborted) fire();
@@ -95,18 +97,18 @@ export class ClibTurn {
     } catch (err) {
       if (err instanceof Aborted) await this.interrupt();
       else if (err instanceof ProcessExited) this.finish({ type: 'error', message: crashError(err.exit, this.rpc?.stderrTail ?? '') });
-      else if (!(err instanceof Crashed)) this.finish({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+      else if (!(err instanceof Crashed)) this.finish(errorEvent(err));
     } finally {
       await this.close();
       await this.record();
-      this.out.push(this.terminal ?? { type: 'error', message: 'Codex ended the turn without a result.' });
+      this.out.push(this.terminal.value ?? { type: 'error', message: 'Codex ended the turn without a result.' });
       this.out.end();
     }
   }
 
   private async execute(): Promise<void> {
     const { plan } = this;
-    if (plan.isNew) this.out.push({ type: 'session', sessionId: plan.sessionId });
+    if (plan.isNew) this.out.push(sessionEvent(plan.sessionId));
     await this.deps.store.upsert(plan.agentId, plan.sessionId, { updatedAt: Date.now(), directory: plan.cwd, ...(plan.isNew ? { title: plan.title, agent_name: 'clib' } : {}) });
     this.transcript.write(userMessage(plan.text, plan.attachments));
     if (this.signal.aborted) throw new Aborted();
@@ -202,7 +204,7 @@ export class ClibTurn {
   /** Resolves never; rejects when codex's output ends before the turn did. */
   private crashed(rpc: AppServerRpc): Promise<never> {
     return rpc.closed.then((exit) => {
-      if (!this.terminal) this.finish({ type: 'error', message: this.parser.lastError ? readableCodexError(this.parser.lastError) : crashError(exit, rpc.stderrTail) });
+      if (!this.terminal.value) this.finish({ type: 'error', message: this.parser.lastError ? readableCodexError(this.parser.lastError) : crashError(exit, rpc.stderrTail) });
       throw new Crashed();
     });
   }
@@ -213,7 +215,7 @@ export class ClibTurn {
    */
   async steer(input: SteerInput): Promise<boolean> {
     const turnId = this.mapper?.currentTurnId;
-    if (!this.rpc || !this.mapper || !turnId || this.terminal || this.signal.aborted) return false;
+    if (!this.rpc || !this.mapper || !turnId || this.terminal.value || this.signal.aborted) return false;
     try {
       await this.rpc.request('turn/steer', { threadId: this.mapper.threadId, expectedTurnId: turnId, input: userInput(input.text, input.attachments) });
     } catch (err) {
@@ -234,9 +236,8 @@ export class ClibTurn {
     this.finish({ type: 'done', finishReason: 'aborted' });
   }
 
-  /** Records the one terminal event; the first one wins (a late crash after done is not news). */
   private finish(event: RuntimeEvent): void {
-    this.terminal ??= event;
+    this.terminal.finish(event);
   }
 
   private async close(): Promise<void> {
@@ -247,15 +248,8 @@ export class ClibTurn {
   }
 
   /** Transcript flushed and indexes updated before the client hears the turn is over. */
-  private async record(): Promise<void> {
-    const { plan, deps } = this;
-    try {
-      await this.transcript.flush();
-      const entry = await deps.store.upsert(plan.agentId, plan.sessionId, { updatedAt: Date.now() });
-      await recordProjectSession(deps.projectsRoot, plan.agentId, { sessionId: plan.sessionId, agent_name: 'clib', title: entry.title || plan.title, updatedAt: entry.updatedAt, directory: plan.cwd });
-    } catch (err) {
-      deps.log.error({ err: String(err), sessionId: plan.sessionId }, 'clib: recording the turn failed');
-    }
+  private record(): Promise<void> {
+    return this.books.close();
   }
 
   private until<T>(promise: Promise<T>): Promise<T> {

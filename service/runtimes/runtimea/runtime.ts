@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServiceContext } from '../../context.js';
 import { HttpError } from '../../errors.js';
-import { titleFromPrompt } from '../../transcripts/title.js';
+import { resumed, turnTitle } from '../turn-books.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
 import { runtimeaGateway } from './instance.js';
@@ -47,8 +47,7 @@ export class RuntimeaRuntime implements Runtime {
 
   async prepare(request: TurnRequest): Promise<PreparedTurn> {
     if (request.sessionId) {
-      const row = await this.store.bySessionId(request.sessionId);
-      if (!row) throw new HttpError(404, 'Session not found');
+      const row = resumed(await this.store.bySessionId(request.sessionId));
       const plan = this.plan(request, row.agent, keyHeader(row), row.sessionKey, request.sessionId);
       return { sessionId: request.sessionId, run: (signal) => this.bind(new RuntimeaTurn(this.deps(), plan).start(), signal) };
     }
@@ -79,7 +78,7 @@ export class RuntimeaRuntime implements Runtime {
       ...(modelOverride ? { modelOverride } : {}),
       text: request.text,
       ...(request.agentId ? { projectId: request.agentId } : {}),
-      title: titleFromPrompt(request.text),
+      title: turnTitle(request.text),
       ...(request.attachments ? { attachments: request.attachments } : {}),
     };
   }

@@ -3,7 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import path from 'node:path';
 import type { Logger } from '../../log.js';
 import { EventQueue } from '../event-queue.js';
-import { recordProjectSession } from '../project-sessions.js';
+import { errorEvent, recordInProject, sessionEvent } from '../turn-books.js';
 import { readFile } from 'node:fs/promises';
 import { withFileNames } from '../attachments.js';
 import type { Attachment, RuntimeEvent, TurnUsage } from '../runtime.js';
@@ -108,7 +108,7 @@ export class RuntimeaTurn {
     try {
       terminal = await this.execute();
     } catch (err) {
-      terminal = this.aborted ? { type: 'done', finishReason: 'aborted' } : { type: 'error', message: err instanceof Error ? err.message : String(err) };
+      terminal = this.aborted ? { type: 'done', finishReason: 'aborted' } : errorEvent(err);
     }
     const { usage } = this;
     // The run's details only for a session known when its stream ended (as the usage was reported).
@@ -226,7 +226,7 @@ export class RuntimeaTurn {
     if (this.resolved) return;
     this.resolved = true;
     this.sessionId = id;
-    if (id) this.emitNow({ type: 'session', sessionId: id });
+    if (id) this.emitNow(sessionEvent(id));
     for (const event of this.held.splice(0)) this.emitNow(event);
     for (const waiter of this.sessionWaiters.splice(0)) waiter(id ?? null);
   }
@@ -256,10 +256,10 @@ export class RuntimeaTurn {
     if (!this.sessionId || !plan.projectId) return;
     try {
       if (jsonl) await copyTranscript(deps.projectsRoot, plan.projectId, this.sessionId, jsonl);
-      await recordProjectSession(deps.projectsRoot, plan.projectId, { sessionId: this.sessionId, agent_name: 'runtimea', title: plan.title, updatedAt: Date.now(), directory: path.join(deps.projectsRoot, plan.projectId) });
     } catch (err) {
-      deps.log.error({ err: String(err), sessionId: this.sessionId }, 'runtimea: recording the turn in the project failed');
+      deps.log.error({ err: String(err), sessionId: this.sessionId }, 'runtimea: copying the transcript into the project failed');
     }
+    await recordInProject(deps, { agentName: 'runtimea', agentId: plan.projectId, sessionId: this.sessionId, title: plan.title, directory: path.join(deps.projectsRoot, plan.projectId) });
   }
 }
 
