@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { ServiceContext } from '../context.js';
 import { routedPath } from '../http/head-checks.js';
 import { ChatEngine } from './engine.js';
-import { legacyRoutes } from './legacy.js';
+import { legacyChatRoutes } from './legacy-chat-routes.js';
 import { parsePromptExtras } from './prompt-extras.js';
 import { parsePrompt } from './request.js';
 import { parseRespond } from './respond-request.js';
@@ -41,6 +41,6 @@ export function chatRoutes(ctx: ServiceContext): Router {
 
   router.get('/api/chat/active', (_req, res) => void res.json(engine.active()));
 
-  router.use(legacyRoutes(ctx, engine));
+  router.use(legacyChatRoutes(ctx, engine));
   return router;
 }

@@ -14,7 +14,7 @@ export { SQLITE_FILE };
  *   <runtimea>/agents/<agent>/sessions/sessions.json | <id>.jsonl     runtimea file store
  *   <runtimea>/agents/<agent>/agent/openclaw-agent.sqlite(-wal)       runtimea SQLite store
  *   <clia-space>/<agent_id>/sessions/sessions.json | <id>.jsonl       clia store
- *   <clia-space>/<agent_id>/.sessions/<id>.json                       clia legacy record
+ *   <clia-space>/<agent_id>/.sessions/<id>.json                       clia record (the service's older one)
  *   <clib-space>/<agent_id>/sessions/sessions.json | <id>.jsonl       clib store
  *   <projects>/<pid>/.space/sessions/sessionslist.json                per-project index
  */
@@ -31,7 +31,7 @@ export type PathRole =
   | { type: 'dir' }
   | { type: 'index'; store: StoreName; agentId: string }
   | { type: 'log'; store: StoreName; agentId: string; id: string }
-  | { type: 'legacy'; agentId: string; id: string }
+  | { type: 'clia-record'; agentId: string; id: string }
   | { type: 'sqlite'; agentId: string; db: string }
   | { type: 'project'; pid: string };
 
@@ -86,7 +86,7 @@ function cliRole(store: 'clia' | 'clib', parts: string[]): PathRole | undefined 
   if (store === 'clia' && folder === '.sessions') {
     if (file === undefined) return { type: 'dir' };
     const id = file.endsWith('.json') ? file.slice(0, -'.json'.length) : '';
-    return NAME.test(id) ? { type: 'legacy', agentId: agent, id } : undefined;
+    return NAME.test(id) ? { type: 'clia-record', agentId: agent, id } : undefined;
   }
   return undefined;
 }

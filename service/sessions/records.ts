@@ -41,7 +41,7 @@ export function orphanLogRecord(store: StoreName, agentId: string, file: string,
   };
 }
 
-export function legacyRecord(agentId: string, id: string, file: string, doc: unknown): SourceRecord {
+export function cliaRecordSource(agentId: string, id: string, file: string, doc: unknown): SourceRecord {
   const entry = isObject(doc) ? doc : {};
   return {
     id,

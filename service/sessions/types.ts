@@ -17,7 +17,7 @@ import type { LogFormat } from '../transcripts/types.js';
 /** Where a session's messages are. */
 export type LogRef =
   | { kind: 'file'; format: LogFormat; path: string }
-  /** The clia legacy record: one JSON document per session. */
+  /** The clia record, the service's older one: one JSON document per session (`legacy`: its tag on disk, in saved indexes). */
   | { kind: 'legacy'; path: string }
   /** The runtimea 2026.7.2+ store: rows of transcript_events in a per-agent SQLite file. */
   | { kind: 'sqlite'; db: string; sessionId: string };

@@ -5,7 +5,7 @@ import { looksWhole, topType } from './quick.js';
 /**
  * clia transcripts in the service's store: per turn the prompt as a stream-json `user`
  * line, then the CLI's `--output-format stream-json` stdout verbatim. Also read: the CLI's
- * own on-disk records (same `user`/`assistant` shapes), for the legacy file.
+ * own on-disk records (same `user`/`assistant` shapes), in the clia record (clia-record.ts).
  * - user: its text is one user message; each `tool_result` block is one tool message.
  *   Echoes of the prompt (`isReplay`), meta prompts (`isMeta`) and sub-agent traffic
  *   (`parent_tool_use_id` set, or `isSidechain`) are not messages.

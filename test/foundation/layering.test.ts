@@ -73,11 +73,13 @@ describe('layering', () => {
    * The layer table, lowest floor first: a placed unit imports only units on lower floors.
    * The features placed here take `Core & { ... }` (service/core.ts), declared in their own
    * folder; auth/, secrets/ and status/ sit low because other features use their helpers.
+   * transcripts/ (each program's record format) is the floor runtimes/ and sessions/ stand on.
    */
   const FLOORS: readonly (readonly string[])[] = [
     ['app-root.ts', 'errors.ts', 'host.ts', 'ids.ts', 'log.ts'],
     ['config.ts', 'stores'],
     ['http', 'process'],
+    ['transcripts'],
     ['core.ts'],
     ['auth', 'secrets'],
     ['agents', 'bootstrap', 'channels', 'diagnostics', 'files', 'lifecycle', 'onboarding', 'status'],
