@@ -1,7 +1,7 @@
 import { HttpError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { titleFromPrompt } from '../transcripts/title.js';
-import type { CliSessionEntry, CliSessionStore, FoundSession } from './cli-session-store.js';
+import type { CliSessionEntry, CliSessionStore } from './cli-session-store.js';
 import { LineAppender } from './line-appender.js';
 import { recordProjectSession } from './project-sessions.js';
 import type { AgentName, RuntimeEvent } from './runtime.js';
@@ -114,5 +114,3 @@ export class CliTurnBooks {
     await this.record({ updatedAt: Date.now(), ...fields });
   }
 }
-
-export type { FoundSession };
