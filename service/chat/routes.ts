@@ -3,7 +3,7 @@ import { routedPath, type HeadChecks } from '../http/head-checks.js';
 import type { ChatDeps } from './deps.js';
 import type { ChatEngine } from './engine.js';
 import { promptHeadCheck } from './head-admission.js';
-import { legacyRoutes } from './legacy.js';
+import { legacyChatRoutes } from './legacy-chat-routes.js';
 import { parsePromptExtras } from './prompt-extras.js';
 import { parsePrompt } from './request.js';
 import { parseRespond } from './respond-request.js';
@@ -47,6 +47,6 @@ export function chatRoutes(ctx: ChatRouteDeps): Router {
 
   router.get('/api/chat/active', (_req, res) => void res.json(engine.active()));
 
-  router.use(legacyRoutes(ctx, engine));
+  router.use(legacyChatRoutes(ctx, engine));
   return router;
 }

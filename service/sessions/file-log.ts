@@ -2,7 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { open } from './disk.js';
 import { closeSync, fstatSync, openSync, type Stats } from 'node:fs';
 import { KeyedLock } from '../stores/lock.js';
-import type { LineContext } from './formats/index.js';
+import type { LineContext } from '../transcripts/formats.js';
 import { countLine, lineEntries } from './line-entries.js';
 import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';

@@ -1,7 +1,7 @@
 import { open } from './disk.js';
 import { lineEntries } from './line-entries.js';
 import { forwardLines } from './lines.js';
-import { firstUserText } from './title.js';
+import { firstUserText } from '../transcripts/title.js';
 import type { LogFormat } from './types.js';
 
 /** How far into a log the first prompt is looked for. */

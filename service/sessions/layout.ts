@@ -1,7 +1,10 @@
 import path from 'node:path';
 import { SAFE_ID } from '../ids.js';
 import type { AgentName } from '../runtimes/runtime.js';
+import { SQLITE_FILE } from '../transcripts/runtimea-store.js';
 import type { LogFormat } from './types.js';
+
+export { SQLITE_FILE };
 
 /**
  * Where sessions live on disk, as one table of path shapes. The same rules decide what the
@@ -11,7 +14,7 @@ import type { LogFormat } from './types.js';
  *   <runtimea>/agents/<agent>/sessions/sessions.json | <id>.jsonl     runtimea file store
  *   <runtimea>/agents/<agent>/agent/openclaw-agent.sqlite(-wal)       runtimea SQLite store
  *   <clia-space>/<agent_id>/sessions/sessions.json | <id>.jsonl       clia store
- *   <clia-space>/<agent_id>/.sessions/<id>.json                       clia legacy record
+ *   <clia-space>/<agent_id>/.sessions/<id>.json                       clia record (the service's older one)
  *   <clib-space>/<agent_id>/sessions/sessions.json | <id>.jsonl       clib store
  *   <projects>/<pid>/.space/sessions/sessionslist.json                per-project index
  */
@@ -28,7 +31,7 @@ export type PathRole =
   | { type: 'dir' }
   | { type: 'index'; store: StoreName; agentId: string }
   | { type: 'log'; store: StoreName; agentId: string; id: string }
-  | { type: 'legacy'; agentId: string; id: string }
+  | { type: 'clia-record'; agentId: string; id: string }
   | { type: 'sqlite'; agentId: string; db: string }
   | { type: 'project'; pid: string };
 
@@ -39,7 +42,6 @@ export const STORE_AGENT: Readonly<Record<StoreName, AgentName>> = { runtimea: '
 export const STORE_FORMAT: Readonly<Record<StoreName, LogFormat>> = { runtimea: 'runtimea', clia: 'clia', clib: 'clib' };
 
 export const INDEX_FILE = 'sessions.json';
-export const SQLITE_FILE = 'openclaw-agent.sqlite';
 export const PROJECT_INDEX = 'sessionslist.json';
 
 /** A folder or file name that can be an id (as the CLI session store allows); never a path. */
@@ -84,7 +86,7 @@ function cliRole(store: 'clia' | 'clib', parts: string[]): PathRole | undefined 
   if (store === 'clia' && folder === '.sessions') {
     if (file === undefined) return { type: 'dir' };
     const id = file.endsWith('.json') ? file.slice(0, -'.json'.length) : '';
-    return NAME.test(id) ? { type: 'legacy', agentId: agent, id } : undefined;
+    return NAME.test(id) ? { type: 'clia-record', agentId: agent, id } : undefined;
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { FORMATS, type LineContext } from './formats/index.js';
+import { FORMATS, type LineContext } from '../transcripts/formats.js';
 import type { LogEntry, LogFormat, Role } from './types.js';
 
 /**

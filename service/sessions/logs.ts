@@ -1,6 +1,6 @@
 import { stat } from './disk.js';
 import { FileLogs, type FileKey, type LineSelect, type Page } from './file-log.js';
-import { LegacyLogs } from './legacy-log.js';
+import { CliaRecordLogs } from './clia-record-log.js';
 import { LogChangedError } from './lines.js';
 import { SqliteLogs } from './sqlite-log.js';
 import type { LogEntry, LogRef } from './types.js';
@@ -12,7 +12,7 @@ export type LogVersion = FileKey | string;
 export class LogReader {
   readonly files = new FileLogs();
   readonly sqlite = new SqliteLogs();
-  readonly legacy = new LegacyLogs();
+  readonly cliaRecords = new CliaRecordLogs();
 
   /** The message count when it is known for this version of the log; no I/O. */
   cachedCount(ref: LogRef, version: LogVersion | undefined): number | undefined {
@@ -20,7 +20,7 @@ export class LogReader {
       case 'file':
         return typeof version === 'object' ? this.files.cachedCount(ref.path, version) : undefined;
       case 'legacy':
-        return typeof version === 'object' ? this.legacy.cachedCount(ref.path, version) : undefined;
+        return typeof version === 'object' ? this.cliaRecords.cachedCount(ref.path, version) : undefined;
       case 'sqlite':
         return typeof version === 'string' ? this.sqlite.cachedCount(ref.db, ref.sessionId, version) : undefined;
     }
@@ -32,7 +32,7 @@ export class LogReader {
       case 'file':
         return retry(() => this.files.count(ref.path, ref.format));
       case 'legacy':
-        return this.legacy.count(ref.path);
+        return this.cliaRecords.count(ref.path);
       case 'sqlite':
         return Promise.resolve(this.sqlite.count(ref.db, ref.sessionId, typeof version === 'string' ? version : undefined));
     }
@@ -44,7 +44,7 @@ export class LogReader {
       case 'file':
         return retry(() => this.files.page(ref.path, ref.format, offset, limit));
       case 'legacy':
-        return this.legacy.page(ref.path, offset, limit);
+        return this.cliaRecords.page(ref.path, offset, limit);
       case 'sqlite':
         return this.sqlite.page(ref.db, ref.sessionId, offset, limit, new Date((await stat(ref.db)).mtimeMs).toISOString());
     }
@@ -61,7 +61,7 @@ export class LogReader {
         yield* this.files.entries(ref.path, ref.format, from, select);
         return;
       case 'legacy': {
-        const entries = await this.legacy.entries(ref.path);
+        const entries = await this.cliaRecords.entries(ref.path);
         for (const e of entries) if (e.position >= from) yield { ...e, end: e.position + 1 };
         return;
       }
@@ -74,7 +74,7 @@ export class LogReader {
 
   forget(path: string): void {
     this.files.forget(path);
-    this.legacy.forget(path);
+    this.cliaRecords.forget(path);
   }
 }
 

@@ -1,6 +1,6 @@
 import type { LineSelect } from './file-log.js';
-import { FORMATS, type Consumer } from './formats/index.js';
-import { startsWith } from './formats/quick.js';
+import { FORMATS, type Consumer } from '../transcripts/formats.js';
+import { startsWith } from '../transcripts/quick.js';
 import type { LogFormat } from './types.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { AgentName } from '../runtimes/runtime.js';
-import { titleFromPrompt } from '../runtimes/title.js';
+import { titleFromPrompt } from '../transcripts/title.js';
 import type { LogRef, SourceKind, SourceRecord } from './types.js';
 
 /**

@@ -1,7 +1,7 @@
 import { HttpError } from '../errors.js';
 import { entriesOf } from '../runtimes/cli-session-store.js';
 import { JsonFile } from '../stores/json-file.js';
-import { isObject } from './formats/common.js';
+import { isObject } from '../transcripts/common.js';
 import type { SessionIndex } from './session-index.js';
 import type { SourceRecord } from './types.js';
 

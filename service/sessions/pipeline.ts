@@ -5,9 +5,10 @@ import type { SessionView } from './merge.js';
 import type { LogEntry, LogRef } from './types.js';
 
 /**
- * The one reader of session logs for the features that need more than a page of messages
- * (usage analytics, full-text search): every session with its log, and every entry of a log
- * from a saved cursor, annotated with turns. Pair it with `SessionIndex.onLogChange` to read
+ * How the features that need more than a page of messages (usage analytics, full-text
+ * search) read session logs: every session with its log, and every entry of a log from a
+ * saved cursor, annotated with turns. The records are mapped by transcripts/, as they are for
+ * the live adapters and /api/messages. Pair it with `SessionIndex.onLogChange` to read
  * only what was appended since the last cursor.
  */
 export interface SessionLog {

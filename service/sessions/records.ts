@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { entriesOf } from '../runtimes/cli-session-store.js';
 import { AGENT_NAMES } from '../ids.js';
-import { isObject, str } from './formats/common.js';
+import { isObject, str } from '../transcripts/common.js';
+import { indexEntries } from '../transcripts/runtimea-store.js';
 import { STORE_AGENT, STORE_FORMAT, type StoreName } from './layout.js';
 import type { SourceKind, SourceRecord } from './types.js';
 
@@ -40,7 +41,7 @@ export function orphanLogRecord(store: StoreName, agentId: string, file: string,
   };
 }
 
-export function legacyRecord(agentId: string, id: string, file: string, doc: unknown): SourceRecord {
+export function cliaRecordSource(agentId: string, id: string, file: string, doc: unknown): SourceRecord {
   const entry = isObject(doc) ? doc : {};
   return {
     id,
@@ -64,8 +65,7 @@ export function projectRecords(pid: string, indexFile: string, doc: unknown): So
 }
 
 function runtimeaEntries(doc: unknown): Array<Record<string, unknown>> {
-  if (!isObject(doc)) return [];
-  return Object.values(doc).filter((e): e is Record<string, unknown> => isObject(e) && typeof e.sessionId === 'string' && e.sessionId !== '');
+  return indexEntries(doc).map(([, entry]) => entry);
 }
 
 /** `sessionFile` is absolute in OpenClaw's index (and may name a topic file); only its name is used. */

@@ -3,14 +3,14 @@ import path from 'node:path';
 import type { Logger } from '../log.js';
 import { readdir, readFile, readStarts, stat, statMany } from './disk.js';
 import { fileKey, sameKey, type FileKey } from './file-log.js';
-import { legacyMessages } from './formats/legacy.js';
+import { cliaRecordMessages } from '../transcripts/clia-record.js';
 import { promptIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
 import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
 import { eachLimited } from './limit.js';
 import type { LogReader, LogVersion } from './logs.js';
-import { legacyRecord, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
+import { cliaRecordSource, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
 import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
-import { firstUserText } from './title.js';
+import { firstUserText } from '../transcripts/title.js';
 import type { LogRef, SourceRecord } from './types.js';
 
 /** A log (or SQLite store) that appeared, grew, was rewritten or went away. */
@@ -156,10 +156,10 @@ export class SourceFiles {
         // arrived; an orphan's mtime is its updated_at.
         return !grown || !this.referenced.has(p) || head?.final === false;
       }
-      case 'legacy': {
+      case 'clia-record': {
         const doc = await readJson(p, key);
-        const prompt = firstUserText(legacyMessages(doc, ''));
-        this.files.set(p, { role: 'legacy', key, record: legacyRecord(role.agentId, role.id, p, doc), ...(prompt !== undefined ? { prompt } : {}) });
+        const prompt = firstUserText(cliaRecordMessages(doc, ''));
+        this.files.set(p, { role: 'legacy', key, record: cliaRecordSource(role.agentId, role.id, p, doc), ...(prompt !== undefined ? { prompt } : {}) });
         this.reader.forget(p);
         changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known?.key as FileKey | undefined, after: key });
         return true;

@@ -11,85 +11,13 @@ export interface Session {
   message_count: number;
 }
 
-export type Role = 'user' | 'assistant' | 'tool';
-
-/** A tool call as logged: the runtime's id for it, the tool's name and its input. */
-export interface ToolCall {
-  id: string;
-  name: string;
-  input: unknown;
-}
-
-/** A tool's answer: the call it answers, its output (text where the log has text), and failure. */
-export interface ToolResult {
-  tool_call_id: string;
-  name?: string;
-  output: unknown;
-  is_error: boolean;
-  /** What else the runtime reports about the run (codex: exit_code, status). */
-  details?: Record<string, unknown>;
-}
-
-/** The spec's Message envelope; every log format is normalized to it. */
-export interface Message {
-  id: string;
-  role: Role;
-  /** For user and assistant; '' for tool messages. */
-  text: string;
-  tool_call: ToolCall | null;
-  tool_result: ToolResult | null;
-  timestamp: string;
-  /** A user message's attachments as the service recorded them (never their bytes). */
-  attachments?: Array<{ name: string; path: string; mime: string }>;
-}
-
-/** Tokens of one model call or one turn, never a running total. */
-export interface Usage {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  /** Only when the log itself states a cost. */
-  costUsd?: number;
-}
-
-/** What the log says a model call (runtimea) or a turn (clia, clib) used. Not a Message. */
-export interface UsageRecord {
-  id: string;
-  /** Absent when the record has no time of its own (clia `result`); see readEntries. */
-  timestamp?: string;
-  model?: string;
-  usage: Usage;
-  /** How long the call or turn took, when the log states it. */
-  durationMs?: number;
-  /**
-   * Set when the log may hold the same model call more than once (Claude Code's on-disk
-   * records repeat a message's usage on each of its content blocks): count one record per key.
-   */
-  dedupeKey?: string;
-}
-
-/**
- * One item a log line yields: a message shown to the user, or usage bookkeeping.
- * `position` is the line's byte offset in the log (the row's seq for the SQLite store).
- */
-export type LogEntry =
-  | {
-      kind: 'message';
-      position: number;
-      message: Message;
-      /** When a prompt was sent, where the log records it apart from when it was written (OpenClaw writes a turn's records as it ends). */
-      sentAt?: string;
-    }
-  | { kind: 'usage'; position: number; usage: UsageRecord };
-
-/** The on-disk log formats the pipeline reads. */
-export type LogFormat = 'runtimea' | 'clia' | 'clib';
+export type { LogEntry, LogFormat, Message, Role, ToolCall, ToolResult, Usage, UsageRecord } from '../transcripts/types.js';
+import type { LogFormat } from '../transcripts/types.js';
 
 /** Where a session's messages are. */
 export type LogRef =
   | { kind: 'file'; format: LogFormat; path: string }
-  /** The clia legacy record: one JSON document per session. */
+  /** The clia record, the service's older one: one JSON document per session (`legacy`: its tag on disk, in saved indexes). */
   | { kind: 'legacy'; path: string }
   /** The runtimea 2026.7.2+ store: rows of transcript_events in a per-agent SQLite file. */
   | { kind: 'sqlite'; db: string; sessionId: string };

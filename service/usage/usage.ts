@@ -10,7 +10,7 @@ import type { SessionIndex } from '../sessions/session-index.js';
 import { usageReport, type UsageReport } from './aggregate.js';
 import { Pricer } from './collect.js';
 import { dayOfMs } from './days.js';
-import { analyticsOf, byTime, sessionsList, summary, summaryCard, type AnalyticsMessage } from './legacy.js';
+import { analyticsOf, byTime, sessionsList, summary, summaryCard, type AnalyticsMessage } from './runtimea-family.js';
 import { PriceFiles } from './price-file.js';
 import { SavedUsage } from './saved.js';
 import { UsageStore } from './store.js';

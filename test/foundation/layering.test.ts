@@ -75,12 +75,14 @@ describe('layering', () => {
    * their own folder; the composition root (app/context.ts) builds every long-lived service
    * and hands each feature what it names. auth/ and secrets/ sit low because other features
    * use their helpers (AuthState, the active env file); runtimes/ is below sessions/, fts/,
-   * usage/ and chat/, which read what the runtimes write or drive their turns.
+   * usage/ and chat/, which read what the runtimes write or drive their turns. transcripts/
+   * (each program's record format) is the floor runtimes/ and sessions/ stand on.
    */
   const FLOORS: readonly (readonly string[])[] = [
     ['app-root.ts', 'errors.ts', 'host.ts', 'ids.ts', 'log.ts', 'version.ts'],
     ['config.ts', 'stores'],
     ['http', 'process'],
+    ['transcripts'],
     ['core.ts'],
     ['auth', 'secrets'],
     ['agents', 'bootstrap', 'channels', 'diagnostics', 'files', 'lifecycle', 'onboarding', 'status'],

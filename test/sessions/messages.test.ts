@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { random, runtimeaLines, turns, writeBigLog } from '../../bench/corpus.js';
-import { normalizeRuntimea } from '../../service/sessions/formats/runtimea.js';
+import { normalizeRuntimea } from '../../service/transcripts/runtimea.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { cliaTranscript, clibTranscript, fixtureLines, FIXTURES, runtimeaSessionsDir, writeCliSessions, writeRuntimeaFileStore, writeRuntimeaSqlite } from './fixtures.js';
 

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliaLines, clibLines, random, runtimeaLines, turns } from '../../bench/corpus.js';
-import { FORMATS } from '../../service/sessions/formats/index.js';
+import { FORMATS } from '../../service/transcripts/formats.js';
 import { countLine } from '../../service/sessions/line-entries.js';
 import type { LogFormat } from '../../service/sessions/types.js';
 import { FIXTURES } from './fixtures.js';

@@ -1,3 +1,5 @@
+import { cliaResultUsage, toolOutput } from '../../transcripts/clia.js';
+import { asObject as obj, blocksOf as blocks, num, type Json } from '../../transcripts/common.js';
 import type { RuntimeEvent, TurnUsage } from '../runtime.js';
 
 /**
@@ -9,10 +11,11 @@ import type { RuntimeEvent, TurnUsage } from '../runtime.js';
  *   `assistant` line's text only when its message streamed no deltas (runs without partials,
  *   local slash commands). Text of a later API message in the same turn (after a tool call)
  *   is set off from the earlier text by a blank line.
- * - tool calls from `assistant` `tool_use` blocks, results from `user` `tool_result` blocks.
+ * - tool calls from `assistant` `tool_use` blocks, results from `user` `tool_result` blocks
+ *   (their output as text, as the history shows it: transcripts/clia.ts).
  * - the `result` line (always last) is kept in `result`; success is `is_error`, never
- *   `subtype` (API failures come as `subtype: "success"`, `is_error: true`). Usage is the
- *   per-run `model_usage_since_last_result` (the totals are cumulative across resumes).
+ *   `subtype` (API failures come as `subtype: "success"`, `is_error: true`). Usage is mapped
+ *   as the history maps it (transcripts/clia.ts `cliaResultUsage`: per run, never the totals).
  * The terminal event is not emitted here: the driver decides it with `outcomeOf`, since an
  * abort or a vanished native session changes what the result means.
  */
@@ -35,8 +38,6 @@ export interface CanUseTool {
   /** The CLI's `permission_suggestions`: rules it could remember on an allow. */
   suggestions: Json[];
 }
-
-type Json = Record<string, unknown>;
 
 export class CliaParser {
   /** The CLI's own session id, from the first line that carries one. */
@@ -131,7 +132,7 @@ export class CliaParser {
     if (msg.parent_tool_use_id) return [];
     return blocks(obj(msg.message)?.content)
       .filter((b) => b.type === 'tool_result' && typeof b.tool_use_id === 'string')
-      .map((b) => ({ type: 'tool-result', id: b.tool_use_id as string, output: b.content ?? null, isError: b.is_error === true }));
+      .map((b) => ({ type: 'tool-result', id: b.tool_use_id as string, output: toolOutput(b), isError: b.is_error === true }));
   }
 
   private text(messageId: string, text: string): RuntimeEvent[] {
@@ -165,29 +166,12 @@ function errorMessage(msg: Json, errors: string[]): string {
   return `Claude Code ended the turn with an error (${why})`;
 }
 
-/** Per-model usage of this run; falls back to the run's `usage` when the per-run map is absent. */
+/** The run's usage per model; a run without the per-run map and without tokens has none. */
 function usageOf(msg: Json): TurnUsage[] {
-  const perModel = obj(msg.model_usage_since_last_result);
-  if (perModel) {
-    return Object.entries(perModel).flatMap(([model, raw]) => {
-      const u = obj(raw);
-      if (!u) return [];
-      const usage: TurnUsage = {
-        model,
-        input: num(u.inputTokens),
-        output: num(u.outputTokens),
-        cacheRead: num(u.cacheReadInputTokens),
-        cacheWrite: num(u.cacheCreationInputTokens),
-      };
-      if (typeof u.costUSD === 'number') usage.costUsd = u.costUSD;
-      if (typeof u.contextWindow === 'number') usage.contextWindow = u.contextWindow;
-      return [usage];
-    });
-  }
-  const u = obj(msg.usage);
-  if (!u) return [];
-  const usage = { input: num(u.input_tokens), output: num(u.output_tokens), cacheRead: num(u.cache_read_input_tokens), cacheWrite: num(u.cache_creation_input_tokens) };
-  return usage.input + usage.output + usage.cacheRead + usage.cacheWrite > 0 ? [usage] : [];
+  const perRun = obj(msg.model_usage_since_last_result) !== undefined;
+  return cliaResultUsage(msg)
+    .map((turn): TurnUsage => ({ ...(turn.model ? { model: turn.model } : {}), ...turn.usage, ...(turn.contextWindow !== undefined ? { contextWindow: turn.contextWindow } : {}) }))
+    .filter((u) => perRun || u.input + u.output + u.cacheRead + u.cacheWrite > 0);
 }
 
 function parseJson(line: string): Json | undefined {
@@ -197,16 +181,4 @@ function parseJson(line: string): Json | undefined {
   } catch {
     return undefined;
   }
-}
-
-function obj(value: unknown): Json | undefined {
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : undefined;
-}
-
-function blocks(content: unknown): Json[] {
-  return Array.isArray(content) ? content.map(obj).filter((b): b is Json => b !== undefined) : [];
-}
-
-function num(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }

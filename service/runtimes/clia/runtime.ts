@@ -6,7 +6,7 @@ import { CliSessionStore } from '../cli-session-store.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import { runCliaTurn } from './turn.js';
 import { CliaTurnInput } from './turn-input.js';
-import { titleFromPrompt } from '../title.js';
+import { DEFAULT_AGENT_ID, resumed, turnTitle } from '../turn-books.js';
 
 /**
  * `clia_code`: the Claude Code CLI, one process per turn (`-p`, stream-json out and in: the
@@ -15,7 +15,6 @@ import { titleFromPrompt } from '../title.js';
  * (`--session-id`); the two differ only after a resume had to fall back to a fresh native
  * session. The service's own store is ~/clia-space/<agent_id>/sessions/.
  */
-export const DEFAULT_AGENT_ID = 'default';
 /** A prompt on stdin is one stream-json line; past this it is more than any model's context holds. */
 export const MAX_PROMPT_BYTES = 4 * 1024 * 1024;
 
@@ -34,8 +33,7 @@ export function createCliaRuntime(ctx: Core): Runtime {
 }
 
 async function prepare(ctx: Core, store: CliSessionStore, request: TurnRequest): Promise<PreparedTurn> {
-  const found = request.sessionId === undefined ? undefined : await store.find(request.sessionId);
-  if (request.sessionId !== undefined && !found) throw new HttpError(404, 'Session not found');
+  const found = request.sessionId === undefined ? undefined : resumed(await store.find(request.sessionId));
   const { binding } = await loadManifest(ctx.config.paths.manifests, 'clia_code');
   const sessionId = request.sessionId ?? randomUUID();
   const prompt = request.skill ? `${binding.skill_prefix ?? '/'}${request.skill} ${request.text}` : request.text;
@@ -52,7 +50,7 @@ async function prepare(ctx: Core, store: CliSessionStore, request: TurnRequest):
     isNew: !found,
     nativeSessionId: found?.entry.nativeSessionId ?? sessionId,
     prompt,
-    title: found?.entry.title || titleFromPrompt(request.text),
+    title: turnTitle(request.text, found?.entry.title),
     permissionMode,
     ...(request.attachments ? { attachments: request.attachments } : {}),
     input: new CliaTurnInput(),

@@ -6,8 +6,8 @@ import { activeEnvFile } from '../../secrets/active-env.js';
 import { childEnv, fillArgs, readEnvValues, type Binding } from '../binding.js';
 import { startCliProcess, type CliProcess } from '../cli-process.js';
 import type { CliSessionStore } from '../cli-session-store.js';
-import { LineAppender } from '../line-appender.js';
-import { recordProjectSession } from '../project-sessions.js';
+import type { LineAppender } from '../line-appender.js';
+import { CliTurnBooks, sessionEvent } from '../turn-books.js';
 import { attachmentRecords } from '../attachments.js';
 import type { Approvals, Attachment, PermissionMode, RuntimeEvent } from '../runtime.js';
 import { toolTitle } from '../tool-title.js';
@@ -56,16 +56,14 @@ export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal, appr
     yield { type: 'error', message: (err as Error).message };
     return;
   }
-  const transcript = new LineAppender(
-    (lines) => store.append(plan.agentId, plan.sessionId, lines),
-    (err) => ctx.log.error({ err: String(err), session: plan.sessionId }, 'clia transcript write failed'),
-  );
+  const books = new CliTurnBooks({ store, projectsRoot: ctx.config.projectsRoot, log: ctx.log }, { agentName: 'clia_code', agentId: plan.agentId, sessionId: plan.sessionId, title: plan.title, directory: cwd });
+  const { transcript } = books;
   let native = plan.nativeSessionId;
-  await record(plan, cwd, { nativeSessionId: native, start: true });
+  await record(plan, books, { nativeSessionId: native, start: true });
   transcript.add(userLine(plan.prompt, native, plan.attachments));
   // A session the client is told about is on disk first: a crash right after cannot lose it.
   await transcript.flush();
-  if (plan.isNew) yield { type: 'session', sessionId: plan.sessionId };
+  if (plan.isNew) yield sessionEvent(plan.sessionId);
   try {
     let resume = !plan.isNew;
     const args = (): string[] => argsOf(plan, resume, native);
@@ -73,13 +71,12 @@ export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal, appr
     if ((yield* attempt(plan, args(), run, resume)) === 'session-not-found') {
       native = randomUUID();
       resume = false;
-      await record(plan, cwd, { nativeSessionId: native, start: false });
+      await record(plan, books, { nativeSessionId: native, start: false });
       yield { type: 'notice', message: 'Claude Code no longer had this conversation, so this turn started a new one; earlier messages stay in this session but the agent does not remember them.' };
       yield* attempt(plan, args(), run, resume);
     }
   } finally {
-    await transcript.flush();
-    await record(plan, cwd, { nativeSessionId: native, start: false });
+    await books.close({ nativeSessionId: native });
   }
 }
 
@@ -171,20 +168,12 @@ function argsOf(plan: CliaTurnPlan, resume: boolean, native: string): string[] {
   return fillArgs([...(end === -1 ? template : template.slice(0, end)), ...binding.stream_input_args, ...modeArgs], { session_id: native });
 }
 
-/** The index entry, the per-project index, at the start and the end of a turn. */
-async function record(plan: CliaTurnPlan, cwd: string, at: { nativeSessionId: string; start: boolean }): Promise<void> {
+/** The index entry (made at the session's first turn) and the per-project index. */
+function record(plan: CliaTurnPlan, books: CliTurnBooks, at: { nativeSessionId: string; start: boolean }): Promise<void> {
   const now = Date.now();
+  const cwd = books.owner.directory;
   const created = plan.isNew && at.start;
-  try {
-    await plan.store.upsert(plan.agentId, plan.sessionId, {
-      nativeSessionId: at.nativeSessionId,
-      updatedAt: now,
-      ...(created ? { title: plan.title, directory: cwd, directoryHistory: [{ directory: cwd, selectedAt: now }] } : {}),
-    });
-    await recordProjectSession(plan.ctx.config.projectsRoot, plan.agentId, { sessionId: plan.sessionId, agent_name: 'clia_code', title: plan.title, updatedAt: now, directory: cwd });
-  } catch (err) {
-    plan.ctx.log.error({ err: String(err), session: plan.sessionId }, 'clia session index write failed');
-  }
+  return books.record({ nativeSessionId: at.nativeSessionId, updatedAt: now, ...(created ? { title: plan.title, directory: cwd, directoryHistory: [{ directory: cwd, selectedAt: now }] } : {}) });
 }
 
 /**

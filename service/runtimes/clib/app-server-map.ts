@@ -1,9 +1,10 @@
-import type { ExecItem, ExecUsage, ThreadEvent } from './thread-events.js';
+import type { ThreadEvent, ThreadItem, ThreadUsage } from '../../transcripts/clib-events.js';
 
 /**
  * Maps `codex app-server` notifications of one thread's turn (recorded in
- * test/fixtures/clib/app-server/) to what the service needs: live text deltas, and the exec
- * ThreadEvent shapes its transcripts and parser use. Pure: no I/O, state only for the turn.
+ * test/fixtures/clib/app-server/) to what the service needs: live text deltas, and the
+ * ThreadEvent records its transcripts keep (transcripts/clib-events.ts), which
+ * thread-events.ts turns into runtime events. Pure: no I/O, state only for the turn.
  *
  * Usage: app-server's `thread/tokenUsage/updated` carries the thread total and `last` (one
  * model request); a turn's usage is the sum of `last` over the updates of that turn (a tool
@@ -37,7 +38,7 @@ export class AppServerMapper {
   private turnId: string | undefined;
   /** The last model request's size and the model's window (thread/tokenUsage/updated). */
   context: { tokens?: number; window?: number } = {};
-  private readonly usage: Required<ExecUsage> = { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
+  private readonly usage: Required<ThreadUsage> = { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
 
   constructor(
     readonly threadId: string,
@@ -61,11 +62,11 @@ export class AppServerMapper {
       case 'item/reasoning/textDelta':
         return typeof params.delta === 'string' && params.delta ? [{ kind: 'thinking', text: params.delta }] : [];
       case 'item/started': {
-        const item = execItem(params.item);
+        const item = threadItem(params.item);
         return item && item.type !== 'agent_message' && item.type !== 'reasoning' ? [{ kind: 'event', event: { type: 'item.started', item } }] : [];
       }
       case 'item/completed': {
-        const item = execItem(params.item);
+        const item = threadItem(params.item);
         return item ? [{ kind: 'event', event: { type: 'item.completed', item } }] : [];
       }
       case 'error': {
@@ -108,8 +109,8 @@ export class AppServerMapper {
   }
 }
 
-/** One app-server ThreadItem in exec's snake_case shape; undefined for items a transcript skips. */
-export function execItem(item: any): ExecItem | undefined {
+/** One app-server ThreadItem in the transcripts' snake_case shape; undefined for items a transcript skips. */
+export function threadItem(item: any): ThreadItem | undefined {
   if (!item || typeof item !== 'object' || typeof item.id !== 'string') return undefined;
   const id: string = item.id;
   switch (item.type) {
@@ -132,7 +133,7 @@ export function execItem(item: any): ExecItem | undefined {
   }
 }
 
-/** app-server's camelCase statuses (`inProgress`) in exec's spelling (`in_progress`). */
+/** app-server's camelCase statuses (`inProgress`) in the transcripts' spelling (`in_progress`). */
 function snake(status: unknown): string {
   return String(status ?? '').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }

@@ -7,7 +7,7 @@ import { HttpError } from '../../errors.js';
 import { SAFE_ID } from '../../ids.js';
 import { packageInfo } from '../../version.js';
 import { CliSessionStore } from '../cli-session-store.js';
-import { titleFromPrompt } from '../title.js';
+import { DEFAULT_AGENT_ID, resumed, turnTitle } from '../turn-books.js';
 import { EventQueue } from '../event-queue.js';
 import { programEnv } from '../program-env.js';
 import type { Approvals, PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
@@ -25,8 +25,6 @@ import { ClibTurn, type TurnPlan } from './turn.js';
  * CODEX_HOME is the user's Codex home (SPACE_CODEX_HOME, else CODEX_HOME, else ~/.codex; made
  * 0700 when missing), where their config.toml is and the clib device login keeps auth.json.
  */
-export const CLIB_DEFAULT_AGENT = 'default';
-
 export class ClibRuntime implements Runtime {
   readonly name = 'clib' as const;
   /** Images go to codex as `localImage` input items (the model gets them as images). */
@@ -76,7 +74,7 @@ export class ClibRuntime implements Runtime {
   }
 
   private async newPlan(request: TurnRequest): Promise<TurnPlan> {
-    const agentId = request.agentId || CLIB_DEFAULT_AGENT;
+    const agentId = request.agentId || DEFAULT_AGENT_ID;
     const cwd = path.join(this.ctx.config.projectsRoot, agentId);
     if (!SAFE_ID.test(agentId) || agentId.startsWith('.')) throw new HttpError(400, 'agent_id must be a project folder name');
     await mkdir(cwd, { recursive: true });
@@ -84,8 +82,7 @@ export class ClibRuntime implements Runtime {
   }
 
   private async resumePlan(request: TurnRequest, sessionId: string): Promise<TurnPlan> {
-    const found = await this.store.find(sessionId);
-    if (!found) throw new HttpError(404, 'Session not found');
+    const found = resumed(await this.store.find(sessionId));
     const stored = found.entry.directory;
     const cwd = stored && (await isDirectory(stored)) ? stored : path.join(this.ctx.config.projectsRoot, found.agentId);
     await mkdir(cwd, { recursive: true });
@@ -95,7 +92,7 @@ export class ClibRuntime implements Runtime {
 
   private prompt(request: TurnRequest): Pick<TurnPlan, 'text' | 'prompt' | 'title' | 'attachments' | 'permissionMode'> {
     const prompt = request.skill ? `$${request.skill} ${request.text}` : request.text;
-    const title = titleFromPrompt(request.text);
+    const title = turnTitle(request.text);
     return { text: request.text, prompt, title, permissionMode: request.permissionMode ?? 'auto', ...(request.attachments ? { attachments: request.attachments } : {}) };
   }
 

@@ -1,25 +1,13 @@
-import type { Logger } from '../../log.js';
-import type { CliSessionStore } from '../cli-session-store.js';
-import { LineAppender } from '../line-appender.js';
-import type { ThreadEvent } from './thread-events.js';
+import type { TranscriptLine } from '../../transcripts/clib-events.js';
+import type { LineAppender } from '../line-appender.js';
 
 /**
- * The clib transcript, ~/clib-space/<agent_id>/sessions/<session_id>.jsonl (format fixed by
- * the lead): each turn opens with `{"type":"user.message","text",...}`, then codex's
- * ThreadEvents in exec's shape, every line with an ISO 8601 `timestamp`, appended in arrival
- * order without holding the turn up.
+ * Writes the clib transcript, ~/clib-space/<agent_id>/sessions/<session_id>.jsonl (its records:
+ * transcripts/clib-events.ts), every line stamped with an ISO 8601 `timestamp`, appended in
+ * arrival order without holding the turn up (the turn's appender, turn-books.ts).
  */
-export type TranscriptLine = ThreadEvent | { type: 'user.message'; text: string; attachments?: Array<{ name: string; path: string; mime: string }> };
-
 export class TranscriptWriter {
-  private readonly appender: LineAppender;
-
-  constructor(store: CliSessionStore, agentId: string, sessionId: string, log: Logger) {
-    this.appender = new LineAppender(
-      (lines) => store.append(agentId, sessionId, lines),
-      (err) => log.error({ err: String(err), sessionId }, 'clib: a transcript write failed'),
-    );
-  }
+  constructor(private readonly appender: LineAppender) {}
 
   write(line: TranscriptLine): void {
     this.appender.add(JSON.stringify({ ...line, timestamp: new Date().toISOString() }));

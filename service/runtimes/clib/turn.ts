@@ -2,7 +2,7 @@ import type { Logger } from '../../log.js';
 import type { OwnedProcess, Supervisor } from '../../process/supervisor.js';
 import type { CliSessionStore } from '../cli-session-store.js';
 import type { EventQueue } from '../event-queue.js';
-import { recordProjectSession } from '../project-sessions.js';
+import { CliTurnBooks, errorEvent, sessionEvent, Terminal } from '../turn-books.js';
 import { attachmentRecords, withFileNames } from '../attachments.js';
 import type { Approvals, Attachment, PermissionMode, RuntimeEvent, SteerInput } from '../runtime.js';
 import { toolTitle } from '../tool-title.js';
@@ -11,13 +11,15 @@ import { AppServerMapper, type Mapped, type Notification } from './app-server-ma
 import { crashError, missingBinaryError, readableCodexError, unknownThreadError } from './errors.js';
 import { AppServerRpc, ProcessExited, RpcError } from './rpc.js';
 import { ThreadEventParser } from './thread-events.js';
-import { TranscriptWriter, type TranscriptLine } from './transcript.js';
+import type { TranscriptLine } from '../../transcripts/clib-events.js';
+import { TranscriptWriter } from './transcript.js';
 
 /**
  * One clib turn: a `codex app-server` child for the length of the turn (initialize, start or
  * resume the thread, start the turn, stream until `turn/completed`, close stdin). Text comes
- * from `item/agentMessage/delta` as codex streams it; everything else goes through the exec
- * ThreadEvent parser and into the transcript.
+ * from `item/agentMessage/delta` as codex streams it; everything else becomes a ThreadEvent record
+ * (app-server-map.ts), written to the transcript and mapped to runtime events the way
+ * /api/messages maps it (thread-events.ts).
  *
  * Abort: `turn/interrupt` (codex tells the model the turn was interrupted and the thread
  * resumes cleanly), up to the chat's abort grace (SPACE_CHAT_ABORT_GRACE_MS) for codex to
@@ -58,11 +60,12 @@ class Aborted extends Error {}
 class Crashed extends Error {}
 
 export class ClibTurn {
-  private readonly parser = new ThreadEventParser({ textFromItems: false, cumulativeUsage: false });
+  private readonly parser = new ThreadEventParser();
   private readonly transcript: TranscriptWriter;
   private mapper: AppServerMapper | undefined;
   private early: Notification[] = [];
-  private terminal: RuntimeEvent | undefined;
+  private readonly terminal = new Terminal();
+  private readonly books: CliTurnBooks;
   private endSeen: (status: string) => void = () => undefined;
   private readonly ended = new Promise<string>((resolve) => (this.endSeen = resolve));
   private readonly abortP: Promise<never>;
@@ -78,7 +81,8 @@ export class ClibTurn {
     approvals?: Approvals,
   ) {
     this.approvals = new ClibApprovals(plan.permissionMode, plan.cwd, approvals);
-    this.transcript = new TranscriptWriter(deps.store, plan.agentId, plan.sessionId, deps.log);
+    this.books = new CliTurnBooks(deps, { agentName: 'clib', agentId: plan.agentId, sessionId: plan.sessionId, title: plan.title, directory: plan.cwd });
+    this.transcript = new TranscriptWriter(this.books.transcript);
     this.abortP = new Promise<never>((_, reject) => {
       const fire = (): void => reject(new Aborted());
       if (signal.aborted) fire();
@@ -93,18 +97,18 @@ export class ClibTurn {
     } catch (err) {
       if (err instanceof Aborted) await this.interrupt();
       else if (err instanceof ProcessExited) this.finish({ type: 'error', message: crashError(err.exit, this.rpc?.stderrTail ?? '') });
-      else if (!(err instanceof Crashed)) this.finish({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+      else if (!(err instanceof Crashed)) this.finish(errorEvent(err));
     } finally {
       await this.close();
       await this.record();
-      this.out.push(this.terminal ?? { type: 'error', message: 'Codex ended the turn without a result.' });
+      this.out.push(this.terminal.value ?? { type: 'error', message: 'Codex ended the turn without a result.' });
       this.out.end();
     }
   }
 
   private async execute(): Promise<void> {
     const { plan } = this;
-    if (plan.isNew) this.out.push({ type: 'session', sessionId: plan.sessionId });
+    if (plan.isNew) this.out.push(sessionEvent(plan.sessionId));
     await this.deps.store.upsert(plan.agentId, plan.sessionId, { updatedAt: Date.now(), directory: plan.cwd, ...(plan.isNew ? { title: plan.title, agent_name: 'clib' } : {}) });
     this.transcript.write(userMessage(plan.text, plan.attachments));
     if (this.signal.aborted) throw new Aborted();
@@ -200,7 +204,7 @@ export class ClibTurn {
   /** Resolves never; rejects when codex's output ends before the turn did. */
   private crashed(rpc: AppServerRpc): Promise<never> {
     return rpc.closed.then((exit) => {
-      if (!this.terminal) this.finish({ type: 'error', message: this.parser.lastError ? readableCodexError(this.parser.lastError) : crashError(exit, rpc.stderrTail) });
+      if (!this.terminal.value) this.finish({ type: 'error', message: this.parser.lastError ? readableCodexError(this.parser.lastError) : crashError(exit, rpc.stderrTail) });
       throw new Crashed();
     });
   }
@@ -211,7 +215,7 @@ export class ClibTurn {
    */
   async steer(input: SteerInput): Promise<boolean> {
     const turnId = this.mapper?.currentTurnId;
-    if (!this.rpc || !this.mapper || !turnId || this.terminal || this.signal.aborted) return false;
+    if (!this.rpc || !this.mapper || !turnId || this.terminal.value || this.signal.aborted) return false;
     try {
       await this.rpc.request('turn/steer', { threadId: this.mapper.threadId, expectedTurnId: turnId, input: userInput(input.text, input.attachments) });
     } catch (err) {
@@ -232,9 +236,8 @@ export class ClibTurn {
     this.finish({ type: 'done', finishReason: 'aborted' });
   }
 
-  /** Records the one terminal event; the first one wins (a late crash after done is not news). */
   private finish(event: RuntimeEvent): void {
-    this.terminal ??= event;
+    this.terminal.finish(event);
   }
 
   private async close(): Promise<void> {
@@ -245,15 +248,8 @@ export class ClibTurn {
   }
 
   /** Transcript flushed and indexes updated before the client hears the turn is over. */
-  private async record(): Promise<void> {
-    const { plan, deps } = this;
-    try {
-      await this.transcript.flush();
-      const entry = await deps.store.upsert(plan.agentId, plan.sessionId, { updatedAt: Date.now() });
-      await recordProjectSession(deps.projectsRoot, plan.agentId, { sessionId: plan.sessionId, agent_name: 'clib', title: entry.title || plan.title, updatedAt: entry.updatedAt, directory: plan.cwd });
-    } catch (err) {
-      deps.log.error({ err: String(err), sessionId: plan.sessionId }, 'clib: recording the turn failed');
-    }
+  private record(): Promise<void> {
+    return this.books.close();
   }
 
   private until<T>(promise: Promise<T>): Promise<T> {

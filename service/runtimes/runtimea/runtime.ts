@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
-import { titleFromPrompt } from '../title.js';
+import { resumed, turnTitle } from '../turn-books.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
 import type { SentAttachments } from './sent-attachments.js';
 import { GatewaySessionStore, type SessionRow } from './session-store.js';
-import { RuntimeaTurn, type RuntimeaPlan } from './turn.js';
+import { ROW_WAIT_MS, RuntimeaTurn, type RuntimeaPlan } from './turn.js';
 
 /**
  * runtimea: turns on the OpenClaw gateway (gateway.ts keeps it running). The request's
@@ -20,7 +20,7 @@ import { RuntimeaTurn, type RuntimeaPlan } from './turn.js';
  * `session` event then carries it). A resume finds the key of the session id in the
  * gateway's store and starts when the stream opens.
  */
-export const ROW_WAIT_MS = 20_000;
+export { ROW_WAIT_MS };
 const AGENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** What the runtimea runtime reads beyond Core: the service's one gateway and its record of sent attachments, made by the composition root. */
@@ -54,8 +54,7 @@ export class RuntimeaRuntime implements Runtime {
 
   async prepare(request: TurnRequest): Promise<PreparedTurn> {
     if (request.sessionId) {
-      const row = await this.store.bySessionId(request.sessionId);
-      if (!row) throw new HttpError(404, 'Session not found');
+      const row = resumed(await this.store.bySessionId(request.sessionId));
       const plan = this.plan(request, row.agent, keyHeader(row), row.sessionKey, request.sessionId);
       return { sessionId: request.sessionId, run: (signal) => this.bind(new RuntimeaTurn(this.deps(), plan).start(), signal) };
     }
@@ -86,7 +85,7 @@ export class RuntimeaRuntime implements Runtime {
       ...(modelOverride ? { modelOverride } : {}),
       text: request.text,
       ...(request.agentId ? { projectId: request.agentId } : {}),
-      title: titleFromPrompt(request.text),
+      title: turnTitle(request.text),
       ...(request.attachments ? { attachments: request.attachments } : {}),
     };
   }

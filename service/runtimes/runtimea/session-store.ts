@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { SAFE_ID } from '../../ids.js';
+import { currentSessions, INDEX_FILE, indexEntries, runtimeaDatabase, runtimeaSessionsDir, storeTranscript, withStore, type Database } from '../../transcripts/runtimea-store.js';
 
 /**
  * The gateway's session store, read-only. Two layouts, by OpenClaw version:
@@ -12,9 +12,9 @@ import { SAFE_ID } from '../../ids.js';
  *                transcript_events); the sessions/ folder exists but stays empty
  * An agent with a sessions.json is read as the file store (2026.9.6 refuses to start with one
  * present until `openclaw doctor --fix` imports it). The service never writes either layout,
- * and never creates a sessions.json. SQLite is opened read-only for each lookup and closed at
- * once, so the gateway's writers are never held up. Transcript rows the gateway compressed
- * (`event_zstd`, old cold rows) are skipped: Node 20 has no zstd.
+ * and never creates a sessions.json. SQLite is read through the one reader of that store
+ * (transcripts/runtimea-store.ts), which the sessions pipeline uses too: opened read-only for
+ * each lookup and closed at once, compressed rows decoded where this Node can.
  */
 export interface SessionRow {
   agent: string;
@@ -76,10 +76,7 @@ export class GatewaySessionStore {
         return undefined;
       }
     }
-    const lines = this.withDatabase(agent, (db) =>
-      (db.prepare('SELECT event_json FROM transcript_events WHERE session_id = ? AND event_json IS NOT NULL ORDER BY seq').all(sessionId) as Array<{ event_json: string }>).map((r) => r.event_json),
-    );
-    return lines && lines.length ? `${lines.join('\n')}\n` : undefined;
+    return this.withDatabase(agent, (db) => storeTranscript(db, sessionId));
   }
 
   private async fileRows(agent: string): Promise<SessionRow[]> {
@@ -89,40 +86,31 @@ export class GatewaySessionStore {
     } catch {
       return [];
     }
-    if (!index || typeof index !== 'object' || Array.isArray(index)) return [];
-    return Object.entries(index as Record<string, { sessionId?: unknown; updatedAt?: unknown }>)
-      .filter(([, e]) => e && typeof e.sessionId === 'string')
-      .map(([sessionKey, e]) => ({ agent, sessionKey, sessionId: e.sessionId as string, updatedAt: Number(e.updatedAt) || 0 }));
+    return indexEntries(index).map(([sessionKey, e]) => ({ agent, sessionKey, sessionId: e.sessionId as string, updatedAt: Number(e.updatedAt) || 0 }));
   }
 
   private sqliteRows(agent: string): SessionRow[] {
-    const rows = this.withDatabase(agent, (db) => db.prepare('SELECT session_key, current_session_id, updated_at FROM session_nodes').all() as Array<{ session_key: string; current_session_id: string; updated_at: number }>);
-    return (rows ?? []).map((r) => ({ agent, sessionKey: r.session_key, sessionId: r.current_session_id, updatedAt: Number(r.updated_at) || 0 }));
+    return (this.withDatabase(agent, currentSessions) ?? []).map((r) => ({ agent, sessionKey: r.sessionKey, sessionId: r.sessionId, updatedAt: r.updatedAtMs }));
   }
 
   /** Opens the agent's database read-only for one read; undefined when it cannot be read. */
-  private withDatabase<T>(agent: string, read: (db: Database.Database) => T): T | undefined {
-    let db: Database.Database | undefined;
+  private withDatabase<T>(agent: string, read: (db: Database) => T): T | undefined {
     try {
-      db = new Database(this.database(agent), { readonly: true, fileMustExist: true });
-      db.pragma('busy_timeout = 2000');
-      return read(db);
+      return withStore(this.database(agent), read);
     } catch {
       return undefined;
-    } finally {
-      db?.close();
     }
   }
 
   private sessionsDir(agent: string): string {
-    return path.join(this.stateDir, 'agents', agent, 'sessions');
+    return runtimeaSessionsDir(this.stateDir, agent);
   }
 
   private sessionsJson(agent: string): string {
-    return path.join(this.sessionsDir(agent), 'sessions.json');
+    return path.join(this.sessionsDir(agent), INDEX_FILE);
   }
 
   private database(agent: string): string {
-    return path.join(this.stateDir, 'agents', agent, 'agent', 'openclaw-agent.sqlite');
+    return runtimeaDatabase(this.stateDir, agent);
   }
 }

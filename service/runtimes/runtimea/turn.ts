@@ -1,17 +1,18 @@
+import { readFile } from 'node:fs/promises';
 import { request, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import path from 'node:path';
 import type { Logger } from '../../log.js';
-import { EventQueue } from '../event-queue.js';
-import { recordProjectSession } from '../project-sessions.js';
-import { readFile } from 'node:fs/promises';
+import { runDetails, userRecordId, type RunDetails } from '../../transcripts/runtimea.js';
 import { attachmentRecords, withFileNames } from '../attachments.js';
+import { EventQueue } from '../event-queue.js';
 import type { Attachment, RuntimeEvent, TurnUsage } from '../runtime.js';
+import { errorEvent, recordInProject, sessionEvent } from '../turn-books.js';
 import { parseChatData, refusalMessage, SseDataSplitter } from './chat-sse.js';
 import type { GatewayEndpoint } from './gateway.js';
 import type { GatewaySessionStore } from './session-store.js';
 import type { SentAttachments } from './sent-attachments.js';
-import { copyTranscript, runDetails, userRecordId } from './transcript.js';
+import { copyTranscript } from './transcript.js';
 
 /**
  * One runtimea turn: POST /v1/chat/completions on the gateway (stream, include_usage, model
@@ -50,7 +51,8 @@ export interface RuntimeaDeps {
   rowWaitMs?: number;
 }
 
-const ROW_WAIT_MS = 20_000;
+/** How long a new session's turn waits for the gateway to write the session's row. */
+export const ROW_WAIT_MS = 20_000;
 const ROW_POLL_MS = 100;
 const RETRY_AFTER_MS = 1000;
 
@@ -101,20 +103,32 @@ export class RuntimeaTurn {
     this.controller.abort();
   }
 
+  /**
+   * The turn, then its bookkeeping: the gateway's transcript of the session is read once,
+   * after the stream ended, for the run's model and cost (the usage event) and the project's
+   * copy; then the one terminal event.
+   */
   private async run(): Promise<void> {
     let terminal: RuntimeEvent;
     try {
       terminal = await this.execute();
     } catch (err) {
-      terminal = this.aborted ? { type: 'done', finishReason: 'aborted' } : { type: 'error', message: err instanceof Error ? err.message : String(err) };
+      terminal = this.aborted ? { type: 'done', finishReason: 'aborted' } : errorEvent(err);
     }
+    const { usage } = this;
+    // The run's details only for a session known when its stream ended (as the usage was reported).
+    const known = this.sessionId;
     if (!this.resolved) await this.resolveSession(await this.lookup());
-    const jsonl = this.sessionId && (this.plan.projectId || this.plan.attachments?.length) ? await this.deps.store.transcript(this.plan.agent, this.sessionId) : undefined;
+    const jsonl = await this.transcript(usage && known ? known : undefined);
+    if (usage) this.emit({ type: 'usage', usage: known && jsonl ? withRunDetails(usage.usage, runDetails(jsonl, usage.runId)) : usage.usage });
     await this.record(jsonl);
     await this.recordAttachments(jsonl);
     this.emit(terminal);
     this.queue.end();
   }
+
+  /** The stream's usage of a completed turn, and its run id, for the usage event. */
+  private usage: { usage: TurnUsage; runId: string | undefined } | undefined;
 
   private async execute(): Promise<RuntimeEvent> {
     let endpoint: GatewayEndpoint;
@@ -146,7 +160,7 @@ export class RuntimeaTurn {
     if (this.aborted) return { type: 'done', finishReason: 'aborted' };
     if (outcome.error) return { type: 'error', message: `The runtimea gateway reported an error: ${outcome.error}` };
     if (!outcome.done) return { type: 'error', message: 'The runtimea gateway closed the stream before the turn finished (it may have stopped; it is restarted automatically).' };
-    if (outcome.usage) this.emit({ type: 'usage', usage: await this.withRunDetails(outcome.usage, outcome.runId) });
+    if (outcome.usage) this.usage = { usage: outcome.usage, runId: outcome.runId };
     return { type: 'done', finishReason: 'stop' };
   }
 
@@ -219,7 +233,7 @@ export class RuntimeaTurn {
     if (this.resolved) return;
     this.resolved = true;
     this.sessionId = id;
-    if (id) this.emitNow({ type: 'session', sessionId: id });
+    if (id) this.emitNow(sessionEvent(id));
     for (const event of this.held.splice(0)) this.emitNow(event);
     for (const waiter of this.sessionWaiters.splice(0)) waiter(id ?? null);
   }
@@ -233,12 +247,14 @@ export class RuntimeaTurn {
     this.queue.push(event.type === 'text' && this.sessionId ? { ...event, sessionId: this.sessionId } : event);
   }
 
-  /** The LLM's name and the run's cost, from the gateway's transcript of the run. */
-  private async withRunDetails(usage: TurnUsage, runId: string | undefined): Promise<TurnUsage> {
-    if (!this.sessionId) return usage;
-    const jsonl = await this.deps.store.transcript(this.plan.agent, this.sessionId);
-    const details = jsonl ? runDetails(jsonl, runId) : { answered: false };
-    return { ...usage, ...(details.model ? { model: details.model } : {}), ...(details.costUsd !== undefined ? { costUsd: details.costUsd } : {}) };
+  /**
+   * The session's transcript, read once per turn: when the usage needs the run's details
+   * (`forUsage`, the session id known when the stream ended) or the project gets a copy.
+   */
+  private async transcript(forUsage: string | undefined): Promise<string | undefined> {
+    const sessionId = forUsage ?? (this.plan.projectId || this.plan.attachments?.length ? this.sessionId : undefined);
+    if (!sessionId) return undefined;
+    return this.deps.store.transcript(this.plan.agent, sessionId).catch(() => undefined);
   }
 
   /** The transcript copied into the project and the session in its sessionslist.json. */
@@ -247,10 +263,10 @@ export class RuntimeaTurn {
     if (!this.sessionId || !plan.projectId) return;
     try {
       if (jsonl) await copyTranscript(deps.projectsRoot, plan.projectId, this.sessionId, jsonl);
-      await recordProjectSession(deps.projectsRoot, plan.projectId, { sessionId: this.sessionId, agent_name: 'runtimea', title: plan.title, updatedAt: Date.now(), directory: path.join(deps.projectsRoot, plan.projectId) });
     } catch (err) {
-      deps.log.error({ err: String(err), sessionId: this.sessionId }, 'runtimea: recording the turn in the project failed');
+      deps.log.error({ err: String(err), sessionId: this.sessionId }, 'runtimea: copying the transcript into the project failed');
     }
+    await recordInProject(deps, { agentName: 'runtimea', agentId: plan.projectId, sessionId: this.sessionId, title: plan.title, directory: path.join(deps.projectsRoot, plan.projectId) });
   }
 
   /** The prompt's attachments, kept against the gateway's user record of it (what /api/messages shows). */
@@ -267,6 +283,11 @@ export class RuntimeaTurn {
       deps.log.error({ err: String(err), sessionId: this.sessionId }, 'runtimea: recording the attachments sent failed');
     });
   }
+}
+
+/** The LLM's name and the run's cost, from the gateway's transcript of the run. */
+function withRunDetails(usage: TurnUsage, details: RunDetails): TurnUsage {
+  return { ...usage, ...(details.model ? { model: details.model } : {}), ...(details.costUsd !== undefined ? { costUsd: details.costUsd } : {}) };
 }
 
 async function readBody(response: IncomingMessage): Promise<string> {

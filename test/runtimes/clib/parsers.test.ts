@@ -3,20 +3,45 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AppServerMapper, type Mapped } from '../../../service/runtimes/clib/app-server-map.js';
 import { readableCodexError } from '../../../service/runtimes/clib/errors.js';
-import { parseThreadEventLine, ThreadEventParser, type ThreadEvent } from '../../../service/runtimes/clib/thread-events.js';
+import { ThreadEventParser } from '../../../service/runtimes/clib/thread-events.js';
 import type { RuntimeEvent } from '../../../service/runtimes/runtime.js';
+import { normalizeClib } from '../../../service/transcripts/clib.js';
+import type { ThreadEvent } from '../../../service/transcripts/clib-events.js';
 
 const FIXTURES = path.join(import.meta.dirname, '..', '..', 'fixtures', 'clib');
+
+/** A ThreadEvent record, or undefined for a line that is not one. */
+function threadEvent(line: string): ThreadEvent | undefined {
+  if (!line.trim()) return undefined;
+  try {
+    const value = JSON.parse(line) as { type?: unknown };
+    return value && typeof value === 'object' && typeof value.type === 'string' ? (value as ThreadEvent) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function execEvents(name: string): ThreadEvent[] {
   return readFileSync(path.join(FIXTURES, 'exec', `${name}.stdout.jsonl`), 'utf8')
     .split('\n')
-    .map(parseThreadEventLine)
+    .map(threadEvent)
     .filter((e): e is ThreadEvent => !!e);
 }
 
-function parseExec(name: string, parser = new ThreadEventParser({ textFromItems: true, cumulativeUsage: true })): RuntimeEvent[] {
-  return execEvents(name).flatMap((e) => parser.parse(e));
+/**
+ * A recorded `codex exec --json` run (the ThreadEvent records the clib transcripts keep) as
+ * the live stream maps it, with the assistant text as /api/messages reads it from the same
+ * records (live text comes from app-server deltas, which exec runs do not have).
+ */
+function parseExec(name: string, parser = new ThreadEventParser()): RuntimeEvent[] {
+  return execEvents(name).flatMap((e): RuntimeEvent[] => {
+    const texts = e.type === 'item.completed' && e.item.type === 'agent_message' ? historyTexts(e) : [];
+    return [...texts.map((text) => ({ type: 'text' as const, text })), ...parser.parse(e)];
+  });
+}
+
+function historyTexts(record: ThreadEvent): string[] {
+  return normalizeClib(record, { position: 0, fallbackTime: '' }).flatMap((e) => (e.kind === 'message' && e.message.role === 'assistant' ? [e.message.text] : []));
 }
 
 /** Server lines of an app-server recording, as the client received them. */
@@ -31,7 +56,7 @@ function mapRecording(file: string): { mapped: Mapped[]; text: string; events: R
   const messages = appServer(file);
   const started = messages.find((m) => m.result?.thread?.id);
   const mapper = new AppServerMapper(started.result.thread.id, started.result.model);
-  const parser = new ThreadEventParser({ textFromItems: false, cumulativeUsage: false });
+  const parser = new ThreadEventParser();
   const mapped = messages.filter((m) => m.method).flatMap((m) => mapper.map(m));
   const text = mapped.map((m) => (m.kind === 'text' ? m.text : '')).join('');
   const events = mapped.flatMap((m) => (m.kind === 'event' ? parser.parse(m.event) : []));
@@ -48,7 +73,7 @@ describe('codex exec --json (every recorded run)', () => {
     for (const name of names) {
       const text = readFileSync(path.join(FIXTURES, 'exec', `${name}.stdout.jsonl`), 'utf8');
       const lines = text.split('\n').filter(Boolean);
-      expect(lines.map(parseThreadEventLine).every(Boolean), name).toBe(true);
+      expect(lines.map(threadEvent).every(Boolean), name).toBe(true);
     }
   });
 
@@ -60,16 +85,10 @@ describe('codex exec --json (every recorded run)', () => {
     ]);
   });
 
-  it('resumes: cumulative thread usage becomes per-turn figures', () => {
-    const parser = new ThreadEventParser({ textFromItems: true, cumulativeUsage: true });
-    const usages = ['new-text', 'resume-text', 'resume-text-2'].map((n) => parseExec(n, parser).find((e) => e.type === 'usage'));
-    // input 13481 / 27093 / 40838 cumulative, cached 0 / 10880 / 21824
-    expect(usages).toEqual([
-      { type: 'usage', usage: { input: 13481, output: 27, cacheRead: 0, cacheWrite: 0 } },
-      { type: 'usage', usage: { input: 13612 - 10880, output: 29, cacheRead: 10880, cacheWrite: 0 } },
-      { type: 'usage', usage: { input: 13745 - 10944, output: 29, cacheRead: 10944, cacheWrite: 0 } },
-    ]);
+  it('a resume: its text, and the usage as the record states it', () => {
     expect(parseExec('resume-text')[0]).toEqual({ type: 'text', text: 'Hello from fake-openai. You said: Say hello again' });
+    // exec printed the thread's running total (input 27093, cached 10880); the service's transcripts hold per-turn figures.
+    expect(parseExec('resume-text').find((e) => e.type === 'usage')).toEqual({ type: 'usage', usage: { input: 27093 - 10880, output: 56, cacheRead: 10880, cacheWrite: 0 } });
   });
 
   it('shell tool calls (code mode and function calls): call, result, answer', () => {

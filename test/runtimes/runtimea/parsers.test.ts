@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseChatData, refusalMessage, SseDataSplitter, type ChatPiece } from '../../../service/runtimes/runtimea/chat-sse.js';
 import { agentOf } from '../../../service/runtimes/runtimea/runtime.js';
 import { GatewaySessionStore } from '../../../service/runtimes/runtimea/session-store.js';
-import { runDetails, userRecordId } from '../../../service/runtimes/runtimea/transcript.js';
+import { runDetails, userRecordId } from '../../../service/transcripts/runtimea.js';
 
 const FIXTURES = path.join(import.meta.dirname, '..', '..', 'fixtures', 'runtimea');
 // The store captures are shared with the sessions tests.
@@ -108,7 +108,7 @@ describe('gateway session stores (read-only)', () => {
     expect(runDetails(jsonl!)).toMatchObject({ answered: true, model: 'fake-model', costUsd: expect.any(Number) });
   });
 
-  it('SQLite store (openclaw 2026.9.6, its real schema): rows and transcripts; compressed rows skipped', async () => {
+  it('SQLite store (openclaw 2026.9.6, its real schema): rows and transcripts; a compressed row this Node cannot decode is skipped', async () => {
     const state = mkdtempSync(path.join(os.tmpdir(), 'oc-sqlite-'));
     const dbFile = path.join(state, 'agents', 'main', 'agent', 'openclaw-agent.sqlite');
     mkdirSync(path.dirname(dbFile), { recursive: true });

@@ -1,18 +1,18 @@
 import { readFile, stat } from './disk.js';
-import { legacyMessages } from './formats/legacy.js';
+import { cliaRecordMessages } from '../transcripts/clia-record.js';
 import { fileKey, sameKey, type FileKey, type Page } from './file-log.js';
 import type { LogEntry, Message } from './types.js';
 
-/** A legacy record larger than this is not read (its messages count as none). */
-const MAX_LEGACY_BYTES = 64 * 1024 * 1024;
+/** A clia record larger than this is not read (its messages count as none). */
+const MAX_CLIA_RECORD_BYTES = 64 * 1024 * 1024;
 
 interface Parsed {
   key: FileKey;
   entries: LogEntry[];
 }
 
-/** The clia legacy records: one small JSON document each, parsed whole and cached by key. */
-export class LegacyLogs {
+/** The clia records (`kind: 'legacy'` logs): one small JSON document each, parsed whole and cached by key. */
+export class CliaRecordLogs {
   private readonly cache = new Map<string, Parsed>();
 
   cachedCount(file: string, key: FileKey): number | undefined {
@@ -25,9 +25,9 @@ export class LegacyLogs {
     const cached = this.cache.get(file);
     if (cached && sameKey(cached.key, key)) return cached.entries;
     let entries: LogEntry[] = [];
-    if (key.size <= MAX_LEGACY_BYTES) {
+    if (key.size <= MAX_CLIA_RECORD_BYTES) {
       try {
-        entries = legacyMessages(JSON.parse(await readFile(file, 'utf8')), new Date(key.mtimeMs).toISOString());
+        entries = cliaRecordMessages(JSON.parse(await readFile(file, 'utf8')), new Date(key.mtimeMs).toISOString());
       } catch {
         entries = [];
       }

@@ -1,16 +1,16 @@
-import type { LogEntry, Role } from '../types.js';
+import type { LogEntry, Role, Usage } from './types.js';
 import { attachmentsOf, isObject, isoTime, messageEntry, num, positionId, str, usageEntry, type Json, type LineContext } from './common.js';
 import { looksWhole, startsWith, stringAt, topType } from './quick.js';
-import { TOOL_ITEM_TYPES, toolResultOf } from '../../runtimes/clib/tool-items.js';
+import { TOOL_ITEM_TYPES, toolResultOf } from './clib-tools.js';
 
 /**
- * clib transcripts in the service's store: codex `exec --json` ThreadEvents, each with an
- * added `timestamp`; a turn starts with the service's `user.message` line and
- * `turn.completed.usage` is already per turn (with `model` when known).
+ * clib transcripts in the service's store (their records: clib-events.ts): codex
+ * ThreadEvents, each with an added `timestamp`; a turn starts with the service's
+ * `user.message` line and `turn.completed.usage` is already per turn (with `model` when known).
  * - user.message: a user message; item.completed agent_message: an assistant message;
  * - command_execution, file_change, mcp_tool_call, web_search, collab_tool_call: one tool
  *   message holding the call and its result (codex reports both in `item.completed`), mapped
- *   as the live stream maps them (runtimes/clib/tool-items.ts);
+ *   as the live stream maps them (clib-tools.ts);
  * - turn.failed: an assistant message with the error, so the failure shows in the history;
  * - reasoning, warnings (`error` items and events), item.started/updated: not messages.
  * codex's item ids restart at item_0 in every process, so ids are the line's byte offset.
@@ -50,19 +50,18 @@ function tool(ctx: LineContext, id: string, time: string | undefined, callId: st
   });
 }
 
-/** codex counts cached tokens inside input_tokens; the Usage here keeps them apart. */
 function usage(record: Json, time: string | undefined, ctx: LineContext): LogEntry[] {
   if (!isObject(record.usage)) return [];
-  const u = record.usage;
+  return [usageEntry(ctx, { id: positionId(ctx), timestamp: time, model: str(record.model), usage: clibTokens(record.usage) })];
+}
+
+/**
+ * A `turn.completed` usage as neutral tokens, for the live stream and the history alike:
+ * codex counts cached tokens inside input_tokens; the Usage here keeps them apart.
+ */
+export function clibTokens(u: Json): Usage {
   const cached = num(u.cached_input_tokens);
-  return [
-    usageEntry(ctx, {
-      id: positionId(ctx),
-      timestamp: time,
-      model: str(record.model),
-      usage: { input: Math.max(0, num(u.input_tokens) - cached), output: num(u.output_tokens), cacheRead: cached, cacheWrite: num(u.cache_write_input_tokens) },
-    }),
-  ];
+  return { input: Math.max(0, num(u.input_tokens) - cached), output: num(u.output_tokens), cacheRead: cached, cacheWrite: num(u.cache_write_input_tokens) };
 }
 
 const ITEM_ID = Buffer.from('"item":{"id":"');

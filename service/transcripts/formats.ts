@@ -1,4 +1,4 @@
-import type { LogEntry, LogFormat } from '../types.js';
+import type { LogEntry, LogFormat } from './types.js';
 import { normalizeClia, peekClia } from './clia.js';
 import { normalizeClib, peekClib } from './clib.js';
 import type { LineContext } from './common.js';

@@ -1,4 +1,4 @@
-import type { LogEntry, Message, Role, ToolCall, ToolResult, UsageRecord } from '../types.js';
+import type { LogEntry, Message, Role, ToolCall, ToolResult, UsageRecord } from './types.js';
 
 /** Longest string kept in a message field; longer ones are cut with a marker. */
 export const MAX_FIELD_CHARS = 64 * 1024;
@@ -15,6 +15,16 @@ export type Json = Record<string, unknown>;
 
 export function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The value when it is a JSON object, else undefined. */
+export function asObject(value: unknown): Json | undefined {
+  return isObject(value) ? value : undefined;
+}
+
+/** The objects of a content block list (none when it is not a list). */
+export function blocksOf(content: unknown): Json[] {
+  return Array.isArray(content) ? content.filter(isObject) : [];
 }
 
 export function str(value: unknown): string | undefined {

@@ -1,7 +1,7 @@
 /**
  * codex's tool items (exec's snake_case ThreadItem shape, as the clib transcripts keep them)
  * as one tool call and its result: the single mapping behind both the live stream
- * (thread-events.ts) and /api/messages (sessions/formats/clib.ts), so the two show the same
+ * (runtimes/clib/thread-events.ts) and /api/messages (clib.ts), so the two show the same
  * tool names, inputs, outputs and outcomes. Pure.
  *
  * - command_execution: `command_execution {command}`, output the aggregated output; an error

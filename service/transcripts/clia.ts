@@ -1,11 +1,11 @@
-import type { LogEntry, Role } from '../types.js';
+import type { LogEntry, Role, Usage } from './types.js';
 import { attachmentsOf, isObject, isoTime, messageEntry, num, positionId, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
 import { looksWhole, topType } from './quick.js';
 
 /**
  * clia transcripts in the service's store: per turn the prompt as a stream-json `user`
  * line, then the CLI's `--output-format stream-json` stdout verbatim. Also read: the CLI's
- * own on-disk records (same `user`/`assistant` shapes), for the legacy file.
+ * own on-disk records (same `user`/`assistant` shapes), in the clia record (clia-record.ts).
  * - user: its text is one user message; each `tool_result` block is one tool message.
  *   Echoes of the prompt (`isReplay`), meta prompts (`isMeta`) and sub-agent traffic
  *   (`parent_tool_use_id` set, or `isSidechain`) are not messages.
@@ -51,11 +51,16 @@ function user(record: Json, ctx: LineContext): LogEntry[] {
   results.forEach((block, n) => {
     out.push(
       messageEntry(ctx, results.length === 1 && !text ? id : `${id}:${n}`, 'tool', time, {
-        tool_result: { tool_call_id: str(block.tool_use_id) ?? '', output: typeof block.content === 'string' ? block.content : textOf(block.content), is_error: block.is_error === true },
+        tool_result: { tool_call_id: str(block.tool_use_id) ?? '', output: toolOutput(block), is_error: block.is_error === true },
       }),
     );
   });
   return out;
+}
+
+/** A `tool_result` block's output as text: the live stream and the history show the same. */
+export function toolOutput(block: Json): string {
+  return typeof block.content === 'string' ? block.content : textOf(block.content);
 }
 
 function assistant(record: Json, ctx: LineContext): LogEntry[] {
@@ -86,46 +91,49 @@ function assistant(record: Json, ctx: LineContext): LogEntry[] {
   return out;
 }
 
+/** One model's share of a turn, as a `result` line states it. */
+export interface CliaTurnUsage {
+  model?: string;
+  usage: Usage;
+  /** The model's context window, where the CLI states it (the live stream shows it). */
+  contextWindow?: number;
+}
+
 /**
- * One usage record per model of the turn, from `model_usage_since_last_result` (tokens and
- * cost of this turn; one process can run several turns). Without it (older CLIs) the turn's
- * `usage` is taken, unpriced by the log: `modelUsage` and `total_cost_usd` are the totals of
- * the whole conversation once it is resumed, never one turn's.
+ * The turn's usage from a `result` line, one item per model: from
+ * `model_usage_since_last_result` (tokens and cost of this turn; one process can run several
+ * turns). Without it (older CLIs) the turn's `usage` is taken, unpriced by the log:
+ * `modelUsage` and `total_cost_usd` are the totals of the whole conversation once it is
+ * resumed, never one turn's; the model is named when `modelUsage` has only one. The single
+ * mapping behind the live stream (runtimes/clia/parser.ts) and the history.
  */
+export function cliaResultUsage(record: Json): CliaTurnUsage[] {
+  const perModel = isObject(record.model_usage_since_last_result) ? Object.entries(record.model_usage_since_last_result).filter((e): e is [string, Json] => isObject(e[1])) : undefined;
+  if (perModel) {
+    return perModel.map(([model, stats]) => ({
+      model,
+      usage: {
+        input: num(stats.inputTokens),
+        output: num(stats.outputTokens),
+        cacheRead: num(stats.cacheReadInputTokens),
+        cacheWrite: num(stats.cacheCreationInputTokens),
+        ...(typeof stats.costUSD === 'number' ? { costUsd: stats.costUSD } : {}),
+      },
+      ...(typeof stats.contextWindow === 'number' ? { contextWindow: stats.contextWindow } : {}),
+    }));
+  }
+  if (!isObject(record.usage)) return [];
+  const u = record.usage;
+  const models = isObject(record.modelUsage) ? Object.keys(record.modelUsage) : [];
+  return [{ ...(models.length === 1 ? { model: models[0] } : {}), usage: { input: num(u.input_tokens), output: num(u.output_tokens), cacheRead: num(u.cache_read_input_tokens), cacheWrite: num(u.cache_creation_input_tokens) } }];
+}
+
+/** One usage record per model of the turn (cliaResultUsage), keyed by the line. */
 function result(record: Json, ctx: LineContext): LogEntry[] {
   const id = idOf(record, ctx);
   const timestamp = isoTime(record.timestamp);
   const duration = typeof record.duration_ms === 'number' ? { durationMs: record.duration_ms } : {};
-  const perModel = isObject(record.model_usage_since_last_result) ? Object.entries(record.model_usage_since_last_result).filter((e): e is [string, Json] => isObject(e[1])) : undefined;
-  if (perModel && perModel.length > 0) {
-    return perModel.map(([model, stats], n) =>
-      usageEntry(ctx, {
-        id: n === 0 ? id : `${id}:${n}`,
-        timestamp,
-        model,
-        usage: {
-          input: num(stats.inputTokens),
-          output: num(stats.outputTokens),
-          cacheRead: num(stats.cacheReadInputTokens),
-          cacheWrite: num(stats.cacheCreationInputTokens),
-          ...(typeof stats.costUSD === 'number' ? { costUsd: stats.costUSD } : {}),
-        },
-        ...duration,
-      }),
-    );
-  }
-  if (perModel || !isObject(record.usage)) return [];
-  const u = record.usage;
-  const models = isObject(record.modelUsage) ? Object.keys(record.modelUsage) : [];
-  return [
-    usageEntry(ctx, {
-      id,
-      timestamp,
-      model: models.length === 1 ? models[0] : undefined,
-      usage: { input: num(u.input_tokens), output: num(u.output_tokens), cacheRead: num(u.cache_read_input_tokens), cacheWrite: num(u.cache_creation_input_tokens) },
-      ...duration,
-    }),
-  ];
+  return cliaResultUsage(record).map((turn, n) => usageEntry(ctx, { id: n === 0 ? id : `${id}:${n}`, timestamp, model: turn.model, usage: turn.usage, ...duration }));
 }
 
 /** Lines other than user/assistant never hold messages (most lines, with partial messages on). */

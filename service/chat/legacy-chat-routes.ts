@@ -4,7 +4,7 @@ import { HttpError } from '../errors.js';
 import { follow, type FrameShape } from './delivery.js';
 import type { ChatDeps } from './deps.js';
 import type { ChatEngine, EnginePrompt, PendingTurn } from './engine.js';
-import { LegacyStore } from './legacy-store.js';
+import { LegacyChatStore } from './legacy-chat-store.js';
 import { parsePromptExtras } from './prompt-extras.js';
 import { agentNameOf, isFolderName, objectBody, optionalString, parseSkill } from './request.js';
 import type { TurnFrame, TurnRun } from './turn-run.js';
@@ -13,7 +13,7 @@ import type { TurnFrame, TurnRun } from './turn-run.js';
  * The legacy chat (`/ask_question*`, `/sessions`) on the same engine: a `project_name`
  * keys one continuing session in the legacy store; the turn runs at once (no stream id).
  */
-interface LegacyTurn {
+interface LegacyChatTurn {
   run: TurnRun;
   /** The text so far (the non-streaming answer). */
   text(): string;
@@ -23,19 +23,19 @@ interface LegacyTurn {
 }
 
 /** Unnamed frames without ids: {type: token}, {type: error}, {done: true}. */
-const legacyFrame: FrameShape = (f) => {
+const legacyChatFrame: FrameShape = (f) => {
   if (f.event === 'text-delta') return { data: { type: 'token', token: f.data.text } };
   if (f.event === 'agent-error') return { data: { type: 'error', error: f.data.error_message } };
   if (f.event === 'done') return { data: { done: true } };
   return undefined;
 };
 
-export function legacyRoutes(ctx: ChatDeps, engine: ChatEngine): Router {
+export function legacyChatRoutes(ctx: ChatDeps, engine: ChatEngine): Router {
   const router = Router();
-  const store = new LegacyStore(ctx.config);
+  const store = new LegacyChatStore(ctx.config);
 
   router.post('/ask_question', async (req, res) => {
-    const turn = await startLegacyTurn(ctx, engine, store, req.body);
+    const turn = await startLegacyChatTurn(ctx, engine, store, req.body);
     const end = await turn.end;
     if (end.event === 'agent-error') throw new HttpError(502, String(end.data.error_message));
     if (end.data.finish_reason === 'aborted') throw new HttpError(503, 'The turn was aborted');
@@ -43,9 +43,9 @@ export function legacyRoutes(ctx: ChatDeps, engine: ChatEngine): Router {
   });
 
   router.post('/ask_question_streaming', async (req, res) => {
-    const turn = await startLegacyTurn(ctx, engine, store, req.body);
+    const turn = await startLegacyChatTurn(ctx, engine, store, req.body);
     const stream = ctx.streams.start(res, { heartbeatMs: 0, named: false });
-    await follow(stream, turn.run, 0, legacyFrame, async () => {
+    await follow(stream, turn.run, 0, legacyChatFrame, async () => {
       await stream.send({ data: { error: 'The stream fell behind; reload the session' } });
       stream.close();
     }).catch(async (err: unknown) => {
@@ -66,7 +66,7 @@ export function legacyRoutes(ctx: ChatDeps, engine: ChatEngine): Router {
   return router;
 }
 
-async function startLegacyTurn(ctx: ChatDeps, engine: ChatEngine, store: LegacyStore, body: unknown): Promise<LegacyTurn> {
+async function startLegacyChatTurn(ctx: ChatDeps, engine: ChatEngine, store: LegacyChatStore, body: unknown): Promise<LegacyChatTurn> {
   const b = objectBody(body);
   const projectId = optionalString(b, 'project_name');
   if (projectId === undefined) throw new HttpError(400, 'project_name is required');

@@ -1,15 +1,15 @@
-import type { LogEntry } from '../types.js';
+import type { LogEntry } from './types.js';
 import { normalizeClia } from './clia.js';
 import { isObject, isoTime, messageEntry, str, textOf, type LineContext } from './common.js';
 
 /**
- * The clia legacy record `~/clia-space/<agent_id>/.sessions/<session_id>.json`: one JSON
- * document per session, read only. Its entry fields sit at the top level (sessionId,
+ * The clia record, the service's older per-session record
+ * `~/clia-space/<agent_id>/.sessions/<session_id>.json`: one JSON document per session, read only. Its entry fields sit at the top level (sessionId,
  * title, updatedAt, directory, directoryHistory, nativeSessionId); its messages, when it
  * has any, are a `messages` array of either CLI records (`type` user/assistant/result, as
  * in the JSONL store) or plain `{role, content | text, timestamp}` objects.
  */
-export function legacyMessages(doc: unknown, fallbackTime: string): LogEntry[] {
+export function cliaRecordMessages(doc: unknown, fallbackTime: string): LogEntry[] {
   if (!isObject(doc) || !Array.isArray(doc.messages)) return [];
   const out: LogEntry[] = [];
   doc.messages.forEach((record, position) => {

@@ -1,3 +1,11 @@
+import type { LogEntry } from './types.js';
+
+/** The text of the first user message among `entries`, if any. */
+export function firstUserText(entries: readonly LogEntry[]): string | undefined {
+  for (const entry of entries) if (entry.kind === 'message' && entry.message.role === 'user') return entry.message.text;
+  return undefined;
+}
+
 /** Longest title made from a prompt. */
 export const TITLE_MAX_CHARS = 200;
 

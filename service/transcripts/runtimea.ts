@@ -1,4 +1,4 @@
-import type { LogEntry, Role } from '../types.js';
+import type { LogEntry, Role } from './types.js';
 import { isObject, isoTime, messageEntry, num, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
 import { eachElement, looksWhole, spanAt, spanIs, startsWith, topTypeSpan } from './quick.js';
 
@@ -137,4 +137,77 @@ function peekBlocks(line: Buffer, contentAt: number): Role[] | undefined {
   const roles: Role[] = text || calls === 0 ? ['assistant'] : [];
   for (let i = 0; i < calls; i++) roles.push('tool');
   return roles;
+}
+
+/**
+ * What a turn takes from the gateway's transcript (the records above): the LLM that answered
+ * and the run's cost, both of which the SSE stream leaves out. The run's assistant records
+ * are those tagged with its run id (`__openclaw.runId`, OpenClaw >= 2026.9) or, without tags
+ * (2026.7.1), those after the last user record; its cost is that of their usage records.
+ */
+export interface RunDetails {
+  model?: string;
+  costUsd?: number;
+  /** Whether an assistant record of the run is there yet. */
+  answered: boolean;
+}
+
+export function runDetails(jsonl: string, runId?: string): RunDetails {
+  const messages = jsonl
+    .split('\n')
+    .map(parseLine)
+    .filter((r): r is Json & { message: Json } => isObject(r) && r.type === 'message' && isObject(r.message));
+  const tagged = runId ? messages.filter((r) => isObject(r.message.__openclaw) && r.message.__openclaw.runId === runId) : [];
+  let run = tagged;
+  if (!run.length) {
+    const lastUser = messages.map((r) => r.message.role).lastIndexOf('user');
+    run = messages.slice(lastUser + 1);
+  }
+  const assistant = run.filter((r) => r.message.role === 'assistant');
+  if (!assistant.length) return { answered: false };
+  const costs = assistant
+    .flatMap((r, position) => normalizeRuntimea(r, { position, fallbackTime: '' }))
+    .flatMap((e) => (e.kind === 'usage' && e.usage.usage.costUsd !== undefined ? [e.usage.usage.costUsd] : []));
+  const model = assistant.at(-1)!.message.model;
+  return {
+    answered: true,
+    ...(typeof model === 'string' ? { model } : {}),
+    ...(costs.length ? { costUsd: costs.reduce((a, b) => a + b, 0) } : {}),
+  };
+}
+
+/**
+ * The id of the user record of a prompt the service sent at `sentAt` (epoch ms) with `text`:
+ * the first user record whose send time (`message.timestamp`, stamped by the gateway when it
+ * took the request) is not before it and whose text is that text. The gateway keeps an image
+ * only as an `image` block; what was attached is the service's own record (sent-attachments.ts).
+ */
+export function userRecordId(jsonl: string, sentAt: number, text: string): string | undefined {
+  for (const line of jsonl.split('\n')) {
+    const r = parseLine(line);
+    if (!isObject(r) || r.type !== 'message' || !isObject(r.message)) continue;
+    const { id, message: m } = r;
+    if (typeof id !== 'string' || m.role !== 'user' || typeof m.timestamp !== 'number' || m.timestamp < sentAt) continue;
+    if (sentText(m.content) === text) return id;
+  }
+  return undefined;
+}
+
+/** A user message's text as sent: the string, or its text blocks joined. */
+function sentText(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return undefined;
+  return content
+    .filter((b): b is { type: 'text'; text: string } => b?.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('');
+}
+
+function parseLine(line: string): unknown {
+  if (!line.trim()) return undefined;
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
 }

@@ -1,4 +1,4 @@
-import type { Role } from '../types.js';
+import type { Role } from './types.js';
 
 /**
  * Byte-level peeks at a JSON line, so counting messages does not have to parse every line

@@ -7,7 +7,7 @@ import { dayOf } from './days.js';
 import type { SessionUsage } from './types.js';
 
 /**
- * The legacy /runtimea/usage/* family: runtimea sessions only, all history. A "message"
+ * The spec's legacy /runtimea/usage/* family: runtimea sessions only, all history. A "message"
  * here is one usage record: an assistant message of the transcript (one model call).
  */
 export interface AnalyticsMessage {
