@@ -3,6 +3,7 @@ import path from 'node:path';
 import { BACKENDS, type Backend } from '../runtimes/manifests.js';
 import { HttpError } from '../errors.js';
 import { canonicalPath, isInside } from '../files/containment.js';
+import { entriesOf } from '../runtimes/cli-session-store.js';
 import { projectSessionsFile } from '../runtimes/project-sessions.js';
 import type { Runtime } from '../runtimes/runtime.js';
 import { JsonFile } from '../stores/json-file.js';
@@ -46,9 +47,8 @@ async function ownerInProjects(projectsRoot: string, sessionId: string): Promise
   }
   for (const pid of projects) {
     const index = await new JsonFile<unknown>(projectSessionsFile(projectsRoot, pid), () => ({})).read().catch(() => undefined);
-    const entries = Array.isArray(index) ? index : index && typeof index === 'object' ? Object.values(index) : [];
-    const entry = entries.find((e) => e && typeof e === 'object' && (e as { sessionId?: unknown }).sessionId === sessionId) as { agent_name?: unknown } | undefined;
-    if (entry && typeof entry.agent_name === 'string' && isBackend(entry.agent_name)) return entry.agent_name;
+    const owner = entriesOf(index).find((e) => e.sessionId === sessionId)?.agent_name;
+    if (typeof owner === 'string' && isBackend(owner)) return owner;
   }
   return undefined;
 }
