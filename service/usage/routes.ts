@@ -1,11 +1,10 @@
 import { Router } from 'express';
 import type { ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
-import { UsageService } from './usage.js';
+import { DEFAULT_DAYS, UsageService } from './usage.js';
 
 /** Largest window: ten years of daily rows. */
 export const MAX_DAYS = 3650;
-export const DEFAULT_DAYS = 30;
 
 /** The spec's Usage section: /api/usage and the legacy runtimea family; starts the daily sync. */
 export function usageRoutes(ctx: ServiceContext): Router {

@@ -25,6 +25,9 @@ export function usagePaths(ctx: Pick<ServiceContext, 'config'>): { prices: strin
   };
 }
 
+/** The window of `GET /api/usage` without `days`. */
+export const DEFAULT_DAYS = 30;
+
 /** Usage analytics over the session index, and the daily report to the upstream service. */
 export class UsageService {
   readonly prices: PriceFiles;
@@ -46,6 +49,7 @@ export class UsageService {
 
   start(): void {
     this.store.start();
+    this.store.warmFromSaved(dayOfMs(this.now()) - DEFAULT_DAYS + 1);
     this.sync.start();
   }
 
