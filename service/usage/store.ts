@@ -105,7 +105,12 @@ export class UsageStore {
     if (!this.saved?.exists()) return;
     void this.index
       .titledList()
-      .then(() => (this.closed ? undefined : this.sessions(sinceDay)))
+      .then(async () => {
+        if (this.closed) return;
+        const started = Date.now();
+        const answer = await this.sessions(sinceDay);
+        this.log.info({ sessions: answer.sessions.length, ms: Date.now() - started }, 'usage: default window taken from saved aggregates');
+      })
       .catch(() => undefined);
   }
 
