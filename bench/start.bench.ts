@@ -50,14 +50,14 @@ function untilListening(args: string[], env: NodeJS.ProcessEnv): Promise<number>
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
+    let ms: number | undefined;
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      if (!out.includes('listening on')) return;
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      child.once('exit', () => resolve(ms));
+      if (ms !== undefined || !out.includes('listening on')) return;
+      ms = Number(process.hrtime.bigint() - started) / 1e6;
       child.kill('SIGTERM');
     });
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+    child.once('exit', (code) => (ms === undefined ? reject(new Error(`exited ${code}: ${out}`)) : resolve(ms)));
   });
 }
 
