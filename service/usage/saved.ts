@@ -78,7 +78,8 @@ export class SavedUsage {
     try {
       const version = db.prepare("SELECT value FROM meta WHERE key = 'version'").get() as { value: string } | undefined;
       if (version?.value !== versionOf(prices)) return out;
-      for (const row of db.prepare('SELECT id, ino, size, mtime_ms FROM saved_logs').raw().iterate() as Iterable<[string, number, number, number]>) {
+      // all() over iterate(): one call into SQLite instead of one per row.
+      for (const row of db.prepare('SELECT id, ino, size, mtime_ms FROM saved_logs').raw().all() as Array<[string, number, number, number]>) {
         out.set(row[0], { ino: row[1], size: row[2], mtimeMs: row[3] });
       }
     } catch (err) {
