@@ -1,4 +1,5 @@
 import type { Logger } from '../log.js';
+import type { FileKey } from './file-log.js';
 import { CountStore } from './count-store.js';
 import { IndexSnapshot } from './index-store.js';
 import type { SessionRoots } from './layout.js';
@@ -122,6 +123,18 @@ export class SessionIndex {
   async get(id: string): Promise<SessionView | undefined> {
     await this.current();
     return this.byId.get(id);
+  }
+
+  /** Every session, newest first, once every title is known. */
+  async titledList(): Promise<readonly SessionView[]> {
+    await this.titled;
+    return this.list();
+  }
+
+  /** The inode, size and mtime of a log file as the index last saw it (the walk, then the watcher). */
+  fileKey(ref: LogRef): FileKey | undefined {
+    const version = ref.kind === 'sqlite' ? undefined : this.files.versionOf(ref);
+    return typeof version === 'object' ? version : undefined;
   }
 
   /** Case-insensitive substring match on titles (once every title is known). */

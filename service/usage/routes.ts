@@ -1,10 +1,9 @@
 import { Router } from 'express';
 import { HttpError } from '../errors.js';
-import type { UsageService } from './usage.js';
+import { DEFAULT_DAYS, type UsageService } from './usage.js';
 
 /** Largest window: ten years of daily rows. */
 export const MAX_DAYS = 3650;
-export const DEFAULT_DAYS = 30;
 
 /** What the usage routes read: the service the composition root builds, starts and stops. */
 export type UsageRouteDeps = { readonly usage: UsageService };

@@ -7,12 +7,13 @@ import type { SessionView } from '../sessions/merge.js';
 import { statMany } from '../sessions/disk.js';
 import { eachLimited } from '../sessions/limit.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
+import type { FileKey } from '../sessions/file-log.js';
 import type { LogRef } from '../sessions/types.js';
 import { Pricer, startState, type ScanState } from './collect.js';
 import { dayOfMs, endsBefore } from './days.js';
 import { DAY_MS } from './types.js';
 import type { CurrentPrices, PriceFiles } from './price-file.js';
-import type { SavedLog, SavedUsage } from './saved.js';
+import type { SavedKey, SavedLog, SavedUsage } from './saved.js';
 import type { BatchRequest, BatchResult } from './scan-batch.js';
 import { scanLog } from './scan.js';
 import { emptyUsage, type LogUsage, type SessionUsage } from './types.js';
@@ -25,7 +26,8 @@ interface Tracked {
   mtimeMs?: number;
   /** A JSONL log (the kind whose aggregates are saved across restarts). */
   file?: boolean;
-  state: ScanState;
+  /** Undefined while it is the one saved with `usage` (taken from the saved file when the log grows). */
+  state: ScanState | undefined;
   usage: LogUsage;
 }
 
@@ -67,8 +69,8 @@ export class UsageStore {
   private closed = false;
   /** Whether the saved logs were listed (at the first pass, once the prices are known). */
   private restored = false;
-  /** Logs an earlier run saved aggregates of, not taken yet (read() takes a log's when it first needs it). */
-  private savedIds = new Set<string>();
+  /** Logs an earlier run saved aggregates of, with their files' keys, not taken yet (read() takes a log's when it first needs it). */
+  private savedIds = new Map<string, SavedKey>();
   /** Logs whose aggregates changed (or went) since the last save. */
   private readonly unsaved = new Set<string>();
   private saveTimer: NodeJS.Timeout | undefined;
@@ -92,6 +94,24 @@ export class UsageStore {
     this.unsubscribe ??= this.index.onLogChange((changes: LogChange[]) => {
       for (const change of changes) this.dirty.add(change.path);
     });
+  }
+
+  /**
+   * On a restart (aggregates saved), takes the saved usage of the logs in the window from
+   * `sinceDay` on once the index has its titles, as a request would: the first request then
+   * finds its answer made (one that comes earlier waits for this pass, as for any other).
+   */
+  warmFromSaved(sinceDay: number): void {
+    if (!this.saved?.exists()) return;
+    void this.index
+      .titledList()
+      .then(async () => {
+        if (this.closed) return;
+        const started = Date.now();
+        const answer = await this.sessions(sinceDay);
+        this.log.info({ sessions: answer.sessions.length, ms: Date.now() - started }, 'usage: default window taken from saved aggregates');
+      })
+      .catch(() => undefined);
   }
 
   /** Stops listening; a pass under way stops at the next log, and its request fails. */
@@ -154,7 +174,7 @@ export class UsageStore {
     this.restored = true;
     if (!this.saved) return;
     const started = Date.now();
-    this.savedIds = this.saved.ids(prices);
+    this.savedIds = this.saved.keys(prices);
     if (this.savedIds.size > 0) this.log.info({ logs: this.savedIds.size, ms: Date.now() - started }, 'usage aggregates saved by an earlier run found');
   }
 
@@ -166,35 +186,44 @@ export class UsageStore {
   private async takeSaved(todo: SessionLog[], sinceDay: number | undefined): Promise<SessionLog[]> {
     const candidates = todo.filter((l) => l.log.kind === 'file' && this.savedIds.has(logId(l.log)));
     if (candidates.length === 0) return todo;
-    const stats = await statMany(candidates.map((l) => logId(l.log)));
+    // A log the index last saw change before the window is deferred on that (changes to it
+    // come through the watcher, as checkDisk leaves them); the others are statted now.
+    const known = (l: SessionLog): FileKey | undefined => this.index.fileKey(l.log);
+    const stats = await statMany(candidates.flatMap((l) => (endsBefore(known(l)?.mtimeMs ?? Infinity, sinceDay) ? [] : [logId(l.log)])));
     const done = new Set<SessionLog>();
-    for (const l of candidates) {
+    const take = (l: SessionLog): void => {
       const id = logId(l.log);
-      const st = stats.get(id);
-      if (!st) continue; // gone: read() says so
+      const st = stats.has(id) ? stats.get(id) : known(l);
+      if (!st) return; // gone: read() says so
       if (endsBefore(st.mtimeMs, sinceDay)) {
         this.deferred.set(id, st.mtimeMs);
         done.add(l);
-        continue;
+        return;
       }
       const saved = this.fromSaved(id, st);
-      if (!saved) continue;
+      if (!saved) return;
       this.tracked.set(id, saved.t);
       if (saved.unchanged) done.add(l);
-    }
+    };
+    this.saved!.batch(() => candidates.forEach(take));
     return todo.filter((l) => !done.has(l));
   }
 
-  /** A log's saved aggregates when they are of this very file (`st`); unchanged: nothing to read. */
+  /**
+   * A log's saved usage when it is of this very file (`st`); unchanged: nothing to read. Its
+   * scan state stays in the saved file until the log grows (read() takes it then).
+   */
   private fromSaved(id: string, st: { ino: number; size: number; mtimeMs: number }): { t: Tracked; unchanged: boolean } | undefined {
-    if (!this.savedIds.delete(id)) return undefined;
-    const saved = this.saved?.get(id);
+    const key = this.savedIds.get(id);
+    if (!key) return undefined;
+    this.savedIds.delete(id);
     // Replaced or cut short since: read afresh (the row is rewritten at the next save).
-    if (!saved || saved.ino !== st.ino || saved.size > st.size) {
+    const usage = key.ino === st.ino && key.size <= st.size ? this.saved?.usage(id, key) : undefined;
+    if (!usage) {
       this.unsaved.add(id);
       return undefined;
     }
-    return { t: { ...saved, file: true }, unchanged: saved.size === st.size && saved.mtimeMs === st.mtimeMs };
+    return { t: { ...key, file: true, state: undefined, usage }, unchanged: key.size === st.size && key.mtimeMs === st.mtimeMs };
   }
 
   private scheduleSave(): void {
@@ -215,11 +244,14 @@ export class UsageStore {
     // A SQLite store's sessions are read again at each start.
     const ids = [...this.unsaved].filter((id) => !id.includes('\0'));
     this.unsaved.clear();
-    const current = (id: string): SavedLog | undefined | null => {
+    const current = (id: string): SavedLog | undefined | null | 'kept' => {
       if (this.reading.has(id)) return null;
       const t = this.tracked.get(id);
+      // Taken from the saved file and not read since: its row is still right.
+      if (t?.file && !t.state) return 'kept';
       return t && isSavable(t) ? t : undefined;
     };
+    // (After a change of prices nothing is tracked from the saved file: every entry has its state.)
     const all = (): string[] => [...this.tracked].flatMap(([id, t]) => (isSavable(t) ? [id] : []));
     this.saving = this.saving
       .then(() => saved.save(prices, ids, current, all))
@@ -278,7 +310,7 @@ export class UsageStore {
       this.tracked.delete(id);
       this.unsaved.add(id);
     }
-    for (const id of this.savedIds) {
+    for (const id of this.savedIds.keys()) {
       if (listed.has(id)) continue;
       this.savedIds.delete(id);
       this.unsaved.add(id);
@@ -385,6 +417,11 @@ export class UsageStore {
       }
       // Replaced, cut short, or a whole-document legacy record: read again from the start.
       if (t && (l.log.kind === 'legacy' || t.ino !== ino || (t.size ?? 0) > size)) t = undefined;
+      // Taken from the saved file without its scan state: the state saved with that usage.
+      if (t && !t.state) {
+        const state = this.saved?.state(id, { ino: t.ino!, size: t.size!, mtimeMs: t.mtimeMs! });
+        t = state ? { ...t, state } : undefined;
+      }
     }
     t ??= { state: startState(), usage: emptyUsage() };
     t.ino = ino;
@@ -395,7 +432,7 @@ export class UsageStore {
     this.unsaved.add(id);
     this.reading.add(id);
     try {
-      await scanLog(this.index, l.log, t.state, t.usage, pricer, fallbackDay);
+      await scanLog(this.index, l.log, t.state ?? startState(), t.usage, pricer, fallbackDay);
     } catch (err) {
       this.tracked.delete(id);
       this.unsaved.add(id);
@@ -427,7 +464,7 @@ function widest(a: number | undefined, b: number | undefined): number | undefine
 }
 
 function isSavable(t: Tracked): t is Tracked & SavedLog {
-  return t.file === true && t.ino !== undefined && t.size !== undefined && t.mtimeMs !== undefined;
+  return t.file === true && t.state !== undefined && t.ino !== undefined && t.size !== undefined && t.mtimeMs !== undefined;
 }
 
 /** A SQLite store's main and -wal files as they are now (what a write changes). */

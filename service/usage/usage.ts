@@ -40,6 +40,9 @@ export function usagePaths(ctx: Pick<Core, 'config'>): { prices: string; overrid
   };
 }
 
+/** The window of `GET /api/usage` without `days`. */
+export const DEFAULT_DAYS = 30;
+
 /** Usage analytics over the session index, and the daily report to the upstream service. */
 export class UsageService {
   readonly prices: PriceFiles;
@@ -61,6 +64,7 @@ export class UsageService {
 
   start(): void {
     this.store.start();
+    this.store.warmFromSaved(dayOfMs(this.now()) - DEFAULT_DAYS + 1);
     this.sync.start();
   }
 

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeCorpus } from '../../bench/corpus.js';
+import { startChildService, type ChildService } from '../helpers/child-service.js';
 
 /**
  * `npm start` (and `npm run app`) build only when the sources changed since the last build:
@@ -18,7 +20,7 @@ const mtimeOf = async (file: string): Promise<number> => (await stat(path.join(c
 
 beforeAll(async () => {
   copy = await mkdtemp(path.join(os.tmpdir(), 'space-start-'));
-  for (const entry of ['service', 'main', 'preload', 'build', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']) {
+  for (const entry of ['service', 'main', 'preload', 'build', 'templates', 'config', 'web', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']) {
     await cp(path.join(root, entry), path.join(copy, entry), { recursive: true });
   }
   await symlink(path.join(root, 'node_modules'), path.join(copy, 'node_modules'));
@@ -49,6 +51,44 @@ describe('npm start builds only what changed', () => {
     await unlink(path.join(copy, 'dist', 'service', 'cli.js'));
     expect(await ensureBuilt()).toMatch(/space: built in/);
     await expect(stat(path.join(copy, 'dist', 'service', 'cli.js'))).resolves.toBeTruthy();
+  }, 180_000);
+
+  it('the start entries are one bundle each and answer as the sources do, worker threads included', async () => {
+    await ensureBuilt();
+    // One file: what it imports is Node's own modules and the packages left external (native, Electron's).
+    for (const entry of ['dist/service/cli.js', 'dist/main/index.js']) {
+      const text = await readFile(path.join(copy, entry), 'utf8');
+      const imported = [...text.matchAll(/(?:^|[;}\s])(?:import|export)\s*(?:[\w*{}\s,$]+from\s*)?["']([^"']+)["']/g)].map((m) => m[1]!);
+      expect(imported.filter((name) => !name.startsWith('node:') && !['electron', 'electron-store', 'electron-updater', 'better-sqlite3', 'node-pty'].includes(name)), entry).toEqual([]);
+    }
+    const home = await mkdtemp(path.join(os.tmpdir(), 'space-start-home-'));
+    try {
+      await writeCorpus(home, { sessions: 60, perAgent: 10, now: Date.now() - 3_600_000 });
+      const answers = async (entry: string): Promise<unknown> => {
+        await rm(path.join(home, '.space-state'), { recursive: true, force: true });
+        const service = await startChildService({ home, entry });
+        try {
+          const get = async (target: string): Promise<any> => {
+            const res = await service.request('GET', target);
+            expect(res.status, res.text).toBe(200);
+            return res.json();
+          };
+          // The full-text index runs on a worker thread started from its own file in dist/.
+          let fts: any;
+          for (let i = 0; i < 600 && (fts = await get('/api/fts/index/all')).status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 100));
+          return { sessions: await get('/api/sessions?limit=1000'), usage: await get('/api/usage?days=3650'), fts: { status: fts.status, sessions: fts.sessions, messages: fts.messages }, search: await get('/api/fts/search?q=parser') };
+        } finally {
+          await service.stop();
+        }
+      };
+      const bundled = (await answers(path.join(copy, 'dist', 'service', 'cli.js'))) as any;
+      expect(bundled.sessions.total).toBe(60);
+      expect(bundled.fts.status).toBe('ready');
+      expect(bundled.fts.sessions).toBe(60);
+      expect(bundled).toEqual(await answers('service/cli.ts'));
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
   }, 180_000);
 
   it('a build that fails leaves the check to build again next time', async () => {

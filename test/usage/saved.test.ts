@@ -77,6 +77,40 @@ describe('saved usage aggregates', () => {
     expect(await reportOnce()).toEqual(body);
   });
 
+  it('a log taken from the saved file that grows while the service runs is read on from its saved cursor, and saved again whole', async () => {
+    await reportOnce();
+    const { svc: s, reads } = await start();
+    await usageOf(s, '?days=90');
+    expect(reads.filter((r) => r.path.endsWith('.jsonl'))).toEqual([]);
+    const size = (await stat(cliaLog())).size;
+    await appendFile(cliaLog(), `${cliaTurn(IDS.C1, 'while running', at(0, '00:45:00.000'), '01-new-text', 1400).join('\n')}\n`);
+    const grown = await usageOf(s, '?days=90');
+    expect(reads.filter((r) => r.path.endsWith('.jsonl'))).toEqual([{ path: cliaLog(), from: size }]);
+    await s.close();
+    svc = undefined;
+    // What was saved at that stop gives the same report without reading, and so does nothing saved.
+    const again = await start();
+    expect(await usageOf(again.svc, '?days=90')).toEqual(grown);
+    expect(again.reads.filter((r) => r.path.endsWith('.jsonl'))).toEqual([]);
+    await again.svc.close();
+    svc = undefined;
+    await rm(file(), { force: true });
+    expect(await reportOnce()).toEqual(grown);
+  });
+
+  it('a file of the earlier layout (usage and scan state in one row) is dropped, never read', async () => {
+    const first = await reportOnce();
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(file());
+    // The earlier layout's table, holding a row that would double a log if it were summed.
+    db.exec('DELETE FROM saved_logs; CREATE TABLE logs (id TEXT PRIMARY KEY, data BLOB NOT NULL);');
+    db.prepare('INSERT INTO logs (id, data) VALUES (?, ?)').run(cliaLog(), Buffer.from('not what the store writes now'));
+    db.close();
+    const { svc: s, reads } = await start();
+    expect(await usageOf(s, '?days=90')).toEqual(first);
+    expect(reads.some((r) => r.path === cliaLog())).toBe(true);
+  });
+
   it('other prices, a damaged file or a log replaced meanwhile: the report is the one made from nothing', async () => {
     const first = await reportOnce();
     // A damaged file: discarded, started over.
