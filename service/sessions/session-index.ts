@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import type { FileKey } from './file-log.js';
 import { CountStore } from './count-store.js';
-import { IndexSnapshot } from './index-store.js';
+import { IndexSnapshot, type IndexState } from './index-store.js';
 import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader, type LogVersion } from './logs.js';
@@ -33,6 +33,8 @@ export class SessionIndex {
   /** Sessions by log file, made with the list (an append finds its session without a walk). */
   private byLog = new Map<string, SessionView[]>();
   private queue: Promise<void> = Promise.resolve();
+  /** Refreshes under way: the listing may lag the files meanwhile, and is then not saved. */
+  private refreshing = 0;
   private built: Promise<void> = Promise.resolve();
   private countsLoaded: Promise<void> = Promise.resolve();
   private titled: Promise<void> = Promise.resolve();
@@ -60,7 +62,7 @@ export class SessionIndex {
   ) {
     this.files = new SourceFiles(roots, this.logs, log);
     this.counts = options.countsFile ? new CountStore(options.countsFile, this.logs.files, log) : undefined;
-    this.snapshot = options.indexFile ? new IndexSnapshot(options.indexFile, () => this.files.saved(), log) : undefined;
+    this.snapshot = options.indexFile ? new IndexSnapshot(options.indexFile, roots, () => this.state(), log) : undefined;
   }
 
   /**
@@ -75,16 +77,34 @@ export class SessionIndex {
     this.countsLoaded = this.counts?.load() ?? Promise.resolve();
     this.built = this.enqueue(async () => {
       const started = Date.now();
-      const saved = (await this.snapshot?.load()) ?? [];
-      this.files.restore(saved);
-      // Titles that need a log's first lines come right after, off the first answer's path.
-      const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
-      if (!rebuilt) await this.rebuild({ deferTitles: true });
-      this.log.info({ sessions: this.views.length, restored: saved.length, ms: Date.now() - started }, 'session index built');
+      const saved = await this.snapshot?.load();
+      if (saved) this.files.restore(saved.files, saved.dirs);
+      let changed: number | undefined;
+      if (saved?.views) {
+        // The saved listing is the merge of the saved state: it stands until a check of every
+        // key (folders and files, in bulk) finds a change, and then only what changed is read.
+        this.restoreViews(saved.views);
+        const paths = await this.files.changedSince();
+        changed = paths.length;
+        if (paths.length > 0) {
+          await this.refreshPaths(paths, { deferTitles: true });
+          this.snapshot?.schedule();
+        }
+      } else {
+        // Titles that need a log's first lines come right after, off the first answer's path.
+        const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
+        if (!rebuilt) await this.rebuild({ deferTitles: true });
+      }
+      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ...(changed !== undefined ? { changed } : {}), ms: Date.now() - started }, 'session index built');
     });
     this.titled = this.built.then(() =>
       this.enqueue(async () => {
-        if (await this.rebuild({ titlesOnly: true })) this.snapshot?.schedule();
+        this.refreshing++;
+        try {
+          if (await this.rebuild({ titlesOnly: true })) this.snapshot?.schedule();
+        } finally {
+          this.refreshing--;
+        }
       }),
     );
     void this.titled.then(() => {
@@ -240,6 +260,15 @@ export class SessionIndex {
   /** True when the views were made anew. */
   private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<boolean> {
     if (this.closed) return false;
+    this.refreshing++;
+    try {
+      return await this.applyPaths(paths, options);
+    } finally {
+      this.refreshing--;
+    }
+  }
+
+  private async applyPaths(paths: string[], options: { deferTitles?: boolean }): Promise<boolean> {
     const changes: LogChange[] = [];
     const before = this.byId;
     let structural = false;
@@ -292,11 +321,32 @@ export class SessionIndex {
     const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
     if (options.titlesOnly && untitled.length === 0) return false;
     if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(untitled);
-    const views = this.merge(records);
+    this.setViews(this.merge(records));
+    return true;
+  }
+
+  private setViews(views: SessionView[]): void {
     this.views = views;
     this.byId = new Map(views.map((v) => [v.id, v]));
     this.byLog = viewsByLog(views);
-    return true;
+  }
+
+  /** What the snapshot saves: the listing only while it is the merge of the files' state. */
+  private state(): IndexState {
+    return { ...this.files.state(), ...(this.refreshing === 0 ? { views: this.views } : {}) };
+  }
+
+  /**
+   * The saved listing. A title that a first prompt gives (read by a page's ensureTitle while
+   * the listing was saved before it) is filled in as the merge would.
+   */
+  private restoreViews(views: SessionView[]): void {
+    for (const view of views) {
+      if (view.title || !view.log || this.files.firstPrompt(view.log) === undefined) continue;
+      const merged = this.merge(view.records)[0];
+      if (merged?.title) Object.assign(view, { title: merged.title, titleKey: merged.titleKey });
+    }
+    this.setViews(views);
   }
 
   /** Counts, in the background and newest first, every log whose count is not cached yet. */
