@@ -3,7 +3,7 @@ import type { FileKey } from './file-log.js';
 import { DebouncedSave } from './debounced-save.js';
 import { readFile } from './disk.js';
 import type { SessionRoots } from './layout.js';
-import { PRECEDENCE, type SessionView } from './merge.js';
+import { newestFirst, PRECEDENCE, sessionView, type MergeInputs, type SessionView } from './merge.js';
 import type { DirKey, Known } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 
@@ -16,12 +16,36 @@ export interface IndexState {
   files: Array<[string, Known]>;
   dirs: Array<[string, DirKey]>;
   /** Left out while a refresh is under way (the listing may then lag the files). */
-  views?: SessionView[];
+  views?: readonly SessionView[];
+}
+
+/**
+ * What is read back: the listing as each session's records in precedence order, newest
+ * first. The views are made from them with the merge's own rule once the files are restored
+ * (what the merge costs is grouping 10,000 ids and sorting, not making a view).
+ */
+export interface SavedState {
+  files: Array<[string, Known]>;
+  dirs: Array<[string, DirKey]>;
+  listing?: SourceRecord[][];
+}
+
+/**
+ * The saved listing's views, made with the merge's rule over the restored files; undefined
+ * when they are not one per id, newest first (then the listing is merged anew).
+ */
+export function viewsOf(listing: SourceRecord[][], inputs: Omit<MergeInputs, 'records'>): SessionView[] | undefined {
+  const views = listing.map((records) => sessionView(records[0]!.id, records, inputs));
+  const ids = new Set<string>();
+  for (let i = 0; i < views.length; i++) {
+    if (ids.has(views[i]!.id) || (i > 0 && newestFirst(views[i - 1]!, views[i]!) >= 0)) return undefined;
+    ids.add(views[i]!.id);
+  }
+  return views;
 }
 
 /** On disk, records appear once, in `records`; files and views name them by position. */
 type SavedKnown = Exclude<Known, { role: 'index' | 'sqlite' }> | { role: 'index'; key: FileKey; records: number[] } | { role: 'sqlite'; key: string; records: number[]; prompts: Array<[string, string | null]> };
-type SavedView = Omit<SessionView, 'records' | 'titleKey'> & { records: number[] };
 
 /**
  * What the session index knows, kept in one file of the service's state folder so a restart
@@ -47,7 +71,7 @@ export class IndexSnapshot {
     this.saver = new DebouncedSave(file, SAVE_DELAY_MS, () => `${JSON.stringify(encode(source(), roots))}\n`, log, 'session index');
   }
 
-  async load(): Promise<IndexState | undefined> {
+  async load(): Promise<SavedState | undefined> {
     let doc: unknown;
     try {
       doc = JSON.parse(await readFile(this.file, 'utf8'));
@@ -89,7 +113,7 @@ function encode(state: IndexState, roots: SessionRoots): unknown {
     if (known.role === 'sqlite') return [p, { role: 'sqlite', key: known.key, records: known.records.map(ref), prompts: [...known.prompts].map(([id, prompt]) => [id, prompt ?? null]) }];
     return [p, known];
   });
-  const views = state.views?.map(({ titleKey: _, records: own, ...view }): SavedView => ({ ...view, records: own.map(ref) }));
+  const views = state.views?.map((view) => view.records.map(ref));
   return { version: VERSION, roots, records, files, dirs: state.dirs, ...(views ? { views } : {}) };
 }
 
@@ -99,7 +123,7 @@ function check(ok: boolean, what: string): asserts ok {
   if (!ok) throw new Damaged(what);
 }
 
-function decode(doc: unknown, roots: SessionRoots): IndexState | undefined {
+function decode(doc: unknown, roots: SessionRoots): SavedState | undefined {
   const d = doc as { version?: unknown; roots?: unknown; records?: unknown; files?: unknown; dirs?: unknown; views?: unknown } | null;
   if (!d || typeof d !== 'object' || d.version !== VERSION) return undefined;
   if (JSON.stringify(d.roots) !== JSON.stringify(roots)) return undefined;
@@ -121,13 +145,14 @@ function decode(doc: unknown, roots: SessionRoots): IndexState | undefined {
   });
   if (d.views === undefined) return { files, dirs };
   check(Array.isArray(d.views), 'views');
-  const views = (d.views as unknown[]).map((v): SessionView => {
-    const s = v as Partial<SavedView> | null;
-    check(!!s && typeof s.id === 'string' && typeof s.agentName === 'string' && typeof s.agentId === 'string' && typeof s.title === 'string', 'view');
-    check(typeof s.updatedAtMs === 'number' && typeof s.directory === 'string' && Array.isArray(s.records) && s.records.length > 0 && (s.log === undefined || isLog(s.log)), 'view');
-    return { ...(s as SavedView), titleKey: s.title!.toLowerCase(), records: s.records!.map(rec) };
+  const listing = (d.views as unknown[]).map((v): SourceRecord[] => {
+    check(Array.isArray(v) && v.length > 0, 'view');
+    const own = v.map(rec);
+    // One session's records: one id, owner first.
+    check(own.every((r) => r.id === own[0]!.id), 'view records');
+    return own;
   });
-  return { files, dirs, views };
+  return { files, dirs, listing };
 }
 
 function known(value: unknown, rec: (i: unknown) => SourceRecord): Known {

@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import type { FileKey } from './file-log.js';
 import { CountStore } from './count-store.js';
-import { IndexSnapshot, type IndexState } from './index-store.js';
+import { IndexSnapshot, viewsOf, type IndexState } from './index-store.js';
 import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader, type LogVersion } from './logs.js';
@@ -79,11 +79,13 @@ export class SessionIndex {
       const started = Date.now();
       const saved = await this.snapshot?.load();
       if (saved) this.files.restore(saved.files, saved.dirs);
+      const loadMs = Date.now() - started;
       let changed: number | undefined;
-      if (saved?.views) {
+      const views = saved?.listing && viewsOf(saved.listing, this.mergeInputs());
+      if (views) {
         // The saved listing is the merge of the saved state: it stands until a check of every
         // key (folders and files, in bulk) finds a change, and then only what changed is read.
-        this.restoreViews(saved.views);
+        this.setViews(views);
         const paths = await this.files.changedSince();
         changed = paths.length;
         if (paths.length > 0) {
@@ -95,7 +97,7 @@ export class SessionIndex {
         const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
         if (!rebuilt) await this.rebuild({ deferTitles: true });
       }
-      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ...(changed !== undefined ? { changed } : {}), ms: Date.now() - started }, 'session index built');
+      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ms: Date.now() - started, loadMs, ...(changed !== undefined ? { changed } : {}) }, 'session index built');
     });
     this.titled = this.built.then(() =>
       this.enqueue(async () => {
@@ -307,7 +309,11 @@ export class SessionIndex {
   }
 
   private merge(records: SourceRecord[]): SessionView[] {
-    return mergeSessions({ records, logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref) });
+    return mergeSessions({ records, ...this.mergeInputs() });
+  }
+
+  private mergeInputs(): { logExists(ref: LogRef): boolean; firstPrompt(ref: LogRef): string | undefined } {
+    return { logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref) };
   }
 
   /** Reads the first lines of logs whose session has no title in any index, then merges every source. */
@@ -334,19 +340,6 @@ export class SessionIndex {
   /** What the snapshot saves: the listing only while it is the merge of the files' state. */
   private state(): IndexState {
     return { ...this.files.state(), ...(this.refreshing === 0 ? { views: this.views } : {}) };
-  }
-
-  /**
-   * The saved listing. A title that a first prompt gives (read by a page's ensureTitle while
-   * the listing was saved before it) is filled in as the merge would.
-   */
-  private restoreViews(views: SessionView[]): void {
-    for (const view of views) {
-      if (view.title || !view.log || this.files.firstPrompt(view.log) === undefined) continue;
-      const merged = this.merge(view.records)[0];
-      if (merged?.title) Object.assign(view, { title: merged.title, titleKey: merged.titleKey });
-    }
-    this.setViews(views);
   }
 
   /** Counts, in the background and newest first, every log whose count is not cached yet. */

@@ -74,7 +74,7 @@ describe('the saved session index', () => {
     // Every file's state (two indexes, five logs), the folders listed, and the listing itself.
     expect(saved.files).toHaveLength(7);
     expect(saved.dirs.length).toBeGreaterThanOrEqual(4);
-    expect(saved.views.map((v: { id: string }) => v.id)).toEqual((first.body as { sessions: Array<{ session_id: string }> }).sessions.map((x) => x.session_id));
+    expect(saved.views.map((records: number[]) => saved.records[records[0]!].id)).toEqual((first.body as { sessions: Array<{ session_id: string }> }).sessions.map((x) => x.session_id));
 
     const again = await start();
     expect(again.body).toEqual(first.body);
@@ -109,8 +109,9 @@ describe('the saved session index', () => {
     const good = JSON.parse(await readFile(snapshotFile(), 'utf8'));
     const wrecks: Array<(doc: any) => void> = [
       (doc) => (doc.roots.clia = '/elsewhere'),
-      (doc) => (doc.views[0].records = [doc.records.length + 5]),
-      (doc) => (doc.views[1].title = 7),
+      (doc) => (doc.views[0] = [doc.records.length + 5]),
+      () => undefined, // the listing out of order alone
+      (doc) => (doc.views[1] = [doc.views[1][0], doc.views[2][0]]),
       (doc) => (doc.records[0].source = 'nowhere'),
       (doc) => (doc.files[0][1].role = 'other'),
       (doc) => (doc.dirs[0][1] = null),
@@ -119,7 +120,7 @@ describe('the saved session index', () => {
     for (const wreck of wrecks) {
       const doc = structuredClone(good);
       // A saved listing that would be wrong if believed: any such snapshot must not be used.
-      for (const v of doc.views) v.title = 'wrong';
+      doc.views.reverse();
       wreck(doc);
       await writeFile(snapshotFile(), JSON.stringify(doc));
       expect(await listing()).toEqual(first);
