@@ -6,7 +6,7 @@ import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader, type LogVersion } from './logs.js';
 import { byPrecedence, mergeSessions, nonBlank, type SessionView } from './merge.js';
-import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
+import { DIR_QUIET_MS, IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
@@ -114,6 +114,7 @@ export class SessionIndex {
       // The watches are in place since start(); from here on changes are news.
       this.live = true;
       this.warmCounts();
+      this.proveFolders();
     });
   }
 
@@ -247,6 +248,18 @@ export class SessionIndex {
     await this.watcher?.close();
     await this.queue.catch(() => undefined);
     await Promise.all([this.counts?.close(), this.snapshot?.close()]);
+  }
+
+  /**
+   * Folders changed just before they were listed (a corpus just written, a session just made)
+   * are listed once more when they have been quiet long enough, so the saved state proves their
+   * names and the next start need not list them.
+   */
+  private proveFolders(): void {
+    setTimeout(() => {
+      const dirs = this.closed ? [] : this.files.unprovenDirs();
+      if (dirs.length > 0) void this.markDirty(dirs).then(() => this.snapshot?.schedule());
+    }, DIR_QUIET_MS + 500).unref();
   }
 
   private rootPaths(): string[] {

@@ -41,7 +41,7 @@ export const IO_CONCURRENCY = 32;
  * A folder's saved mtime proves the same names only when it is older than its listing by this
  * much: an entry added in the same clock tick as the listing could leave the mtime unchanged.
  */
-const DIR_QUIET_MS = 2000;
+export const DIR_QUIET_MS = 2000;
 const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -100,7 +100,7 @@ export class SourceFiles {
     const dirStats = await statMany([...this.dirs.keys()]);
     for (const [dir, saved] of this.dirs) {
       const st = dirStats.get(dir);
-      if (!st || !st.isDirectory() || st.ino !== saved.ino || st.mtimeMs !== saved.mtimeMs || !(saved.mtimeMs < saved.listedAt - DIR_QUIET_MS)) out.push(dir);
+      if (!st || !st.isDirectory() || st.ino !== saved.ino || st.mtimeMs !== saved.mtimeMs || !proves(saved)) out.push(dir);
     }
     // A folder listed again stats its files itself.
     const relisted = new Set(out);
@@ -119,6 +119,11 @@ export class SourceFiles {
     }
     for (const [p, known] of this.files) if (known.role === 'sqlite') out.push(p);
     return out;
+  }
+
+  /** Listed folders whose saved mtime proves nothing yet (changed within DIR_QUIET_MS of their listing). */
+  unprovenDirs(): string[] {
+    return [...this.dirs].filter(([, key]) => !proves(key)).map(([dir]) => dir);
   }
 
   /** Applies one path (a file or a folder of the layout); true when the merged view may have changed. */
@@ -343,6 +348,11 @@ export class SourceFiles {
     if (known?.role === 'log') return known.head?.prompt;
     return known?.role === 'legacy' ? known.prompt : undefined;
   }
+}
+
+/** Whether a folder's saved mtime was old enough at its listing to stand for the names it had. */
+function proves(key: DirKey): boolean {
+  return key.mtimeMs < key.listedAt - DIR_QUIET_MS;
 }
 
 async function readJson(file: string, key: FileKey): Promise<unknown> {

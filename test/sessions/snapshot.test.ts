@@ -204,6 +204,19 @@ describe('the saved session index', () => {
     const after = (await listing()) as { sessions: Array<{ session_id: string }> };
     expect(after.sessions.map((x) => x.session_id)).toContain('orphan-same-tick');
   });
+
+  it('folders listed just after they changed are listed again once quiet, and then saved as proven', async () => {
+    const svc = await startService({ home });
+    try {
+      await svc.get('/api/sessions');
+      await new Promise((r) => setTimeout(r, 3500));
+    } finally {
+      await svc.close();
+    }
+    const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
+    const dir = saved.dirs.find(([p]: [string]) => p === path.join(home, 'clia-space', 'p', 'sessions'));
+    expect(dir[1].listedAt - dir[1].mtimeMs).toBeGreaterThan(2000);
+  });
 });
 
 /** Sets every folder's times an hour back, as for folders untouched since an earlier day. */
