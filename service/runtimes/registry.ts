@@ -1,6 +1,6 @@
 import type { Core } from '../core.js';
 import { ClibRuntime } from './clib/runtime.js';
-import { createCliaRuntime } from './clia/runtime.js';
+import { CliaRuntime } from './clia/runtime.js';
 import type { AgentName, Runtime } from './runtime.js';
 import type { RuntimeaGateway } from './runtimea/gateway.js';
 import { RuntimeaRuntime } from './runtimea/runtime.js';
@@ -21,7 +21,7 @@ export interface RuntimesDeps extends Core {
 export function createRuntimes(deps: RuntimesDeps): Map<AgentName, Runtime> {
   const runtimes = new Map<AgentName, Runtime>();
   runtimes.set('runtimea', new RuntimeaRuntime(deps));
-  runtimes.set('clia_code', createCliaRuntime(deps));
+  runtimes.set('clia_code', new CliaRuntime(deps));
   runtimes.set('clib', new ClibRuntime(deps));
   return runtimes;
 }

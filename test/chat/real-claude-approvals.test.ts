@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
 import { startChat, textOf, type ChatService } from '../helpers/chat.js';
-import { realProgram } from '../helpers/programs.js';
+import { claudeLaneEnv, realProgram } from '../helpers/programs.js';
 import { openSse, type SseConnection } from '../helpers/sse.js';
 
 /**
@@ -23,15 +23,7 @@ let project: string;
 beforeAll(async () => {
   if (!claude) return;
   fake = await startFakeAnthropic({ apiKey: KEY });
-  chat = await startChat({
-    SPACE_CLIA_BIN: claude,
-    ANTHROPIC_BASE_URL: fake.url,
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    SPACE_CHAT_ABORT_GRACE_MS: '2000',
-    SPACE_PERMISSION_TIMEOUT_MS: '4000',
-  });
+  chat = await startChat(claudeLaneEnv(claude, fake.url, { SPACE_PERMISSION_TIMEOUT_MS: '4000' }));
   await mkdir(path.join(chat.home, '.runtimea'), { recursive: true });
   await writeFile(path.join(chat.home, '.runtimea', '.env'), `PROVA_API_KEY=${KEY}\n`, { mode: 0o600 });
   project = path.join(chat.home, 'space-projects', 'perm');

@@ -1,10 +1,9 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
 import { startChat, textOf, type ChatService } from '../helpers/chat.js';
-import { realProgram } from '../helpers/programs.js';
+import { claudeLaneEnv, processesOf, realProgram } from '../helpers/programs.js';
 
 /**
  * Steering and images on the real Claude Code CLI (loopback-only namespace, the fake Messages
@@ -21,14 +20,7 @@ let chat: ChatService;
 beforeAll(async () => {
   if (!claude) return;
   fake = await startFakeAnthropic({ apiKey: KEY, slowDeltaMs: 300 });
-  chat = await startChat({
-    SPACE_CLIA_BIN: claude,
-    ANTHROPIC_BASE_URL: fake.url,
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    SPACE_CHAT_ABORT_GRACE_MS: '2000',
-  });
+  chat = await startChat(claudeLaneEnv(claude, fake.url));
   await mkdir(path.join(chat.home, '.runtimea'), { recursive: true });
   await writeFile(path.join(chat.home, '.runtimea', '.env'), `PROVA_API_KEY=${KEY}\n`, { mode: 0o600 });
   await mkdir(path.join(chat.home, 'pics'), { recursive: true });
@@ -46,18 +38,7 @@ const textsOf = (body: any): string[] =>
 const imagesOf = (body: any): any[] => body.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content.filter((c: any) => c.type === 'image') : []));
 
 /** Live processes running the claude binary. */
-function claudeProcesses(): number[] {
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        return readlinkSync(`/proc/${p}/exe`) === claude && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ');
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+const claudeProcesses = (): number[] => processesOf(claude!);
 
 async function userMessages(sessionId: string): Promise<Array<{ text: string; attachments?: unknown }>> {
   const res = await chat.get(`/api/messages/${sessionId}`);

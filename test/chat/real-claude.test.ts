@@ -1,11 +1,11 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
 import { startFakeClaudeOAuth, type FakeClaudeOAuth } from '../fakes/claude-oauth.js';
 import { startChat, textOf, type ChatService } from '../helpers/chat.js';
-import { realProgram } from '../helpers/programs.js';
+import { claudeLaneEnv, processesOf, realProgram } from '../helpers/programs.js';
 
 /**
  * The real-program lane: the pinned real Claude Code CLI, inside the loopback-only network
@@ -28,14 +28,7 @@ beforeAll(async () => {
   // Only the sign-in CLI goes through the proxy (the service hands proxy settings to it alone).
   process.env.HTTPS_PROXY = oauth.proxyUrl;
   process.env.NODE_EXTRA_CA_CERTS = oauth.caFile;
-  chat = await startChat({
-    SPACE_CLIA_BIN: claude,
-    ANTHROPIC_BASE_URL: fake.url,
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    SPACE_CHAT_ABORT_GRACE_MS: '2000',
-  });
+  chat = await startChat(claudeLaneEnv(claude, fake.url));
   try {
     const { authorize_url, session_id } = (await chat.post('/clia/setup-token', {})).json();
     const state = new URL(authorize_url).searchParams.get('state');
@@ -54,18 +47,7 @@ afterAll(async () => {
 });
 
 /** Live processes running the claude binary. */
-function claudeProcesses(): number[] {
-  return readdirSync('/proc')
-    .filter((p) => /^\d+$/.test(p))
-    .filter((p) => {
-      try {
-        return readlinkSync(`/proc/${p}/exe`) === claude && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ');
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+const claudeProcesses = (): number[] => processesOf(claude!);
 
 const userTexts = (body: any): string[] =>
   body.messages

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { programPath } from '../tools/programs.mjs';
 
 /**
@@ -16,4 +17,34 @@ export function realProgram(name: ProgramName): string | undefined {
   const found = programPath(name) as string | undefined;
   if (!found) throw new Error(`${name} is not installed: run node test/tools/programs.mjs`);
   return found;
+}
+
+/**
+ * What a real claude lane starts the service with: the CLI pointed at the fake Messages API at
+ * `apiUrl`, its telemetry, updater and error reports off, a short abort grace; `extra` on top.
+ */
+export function claudeLaneEnv(claude: string, apiUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    SPACE_CLIA_BIN: claude,
+    ANTHROPIC_BASE_URL: apiUrl,
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    SPACE_CHAT_ABORT_GRACE_MS: '2000',
+    ...extra,
+  };
+}
+
+/** Live processes running `binary` (zombies left out): what an abort or a shutdown must leave none of. */
+export function processesOf(binary: string): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readlinkSync(`/proc/${p}/exe`) === binary && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ');
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }

@@ -4,57 +4,68 @@ import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
 import { CliSessionStore } from '../cli-session-store.js';
 import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
-import { runCliaTurn } from './turn.js';
+import { runCliaTurn, type CliaTurnPlan } from './turn.js';
 import { CliaTurnInput } from './turn-input.js';
 import { DEFAULT_AGENT_ID, resumed, turnTitle } from '../turn-books.js';
+
+/** A prompt on stdin is one stream-json line; past this it is more than any model's context holds. */
+export const MAX_PROMPT_BYTES = 4 * 1024 * 1024;
 
 /**
  * `clia_code`: the Claude Code CLI, one process per turn (`-p`, stream-json out and in: the
  * prompt, its images, a steer and the permission answers go on stdin, see turn.ts). The
- * service's session id is the CLI's native id for a new session
- * (`--session-id`); the two differ only after a resume had to fall back to a fresh native
- * session. The service's own store is ~/clia-space/<agent_id>/sessions/.
+ * service's session id is the CLI's native id for a new session (`--session-id`); the two
+ * differ only after a resume had to fall back to a fresh native session. The service's own
+ * store is ~/clia-space/<agent_id>/sessions/.
  */
-/** A prompt on stdin is one stream-json line; past this it is more than any model's context holds. */
-export const MAX_PROMPT_BYTES = 4 * 1024 * 1024;
 
-export function createCliaRuntime(ctx: Core): Runtime {
-  const store = new CliSessionStore(ctx.config.paths.cliaSpace, 'clia_code');
-  return {
-    name: 'clia_code',
-    heartbeatMs: ctx.config.chat.heartbeatCliMs,
-    permissionModes: ['auto', 'ask', 'accept_edits', 'plan'],
-    /** Images go to the model as base64 image blocks in the stream-json user message. */
-    inputs: { images: true },
-    hasSession: async (sessionId) => (await store.find(sessionId)) !== undefined,
-    prepare: (request) => prepare(ctx, store, request),
-    close: async () => undefined,
-  };
+export class CliaRuntime implements Runtime {
+  readonly name = 'clia_code' as const;
+  /** Images go to the model as base64 image blocks in the stream-json user message. */
+  readonly inputs = { images: true };
+  readonly heartbeatMs: number;
+  readonly permissionModes = ['auto', 'ask', 'accept_edits', 'plan'] as const;
+  readonly store: CliSessionStore;
+
+  constructor(private readonly ctx: Core) {
+    this.store = new CliSessionStore(ctx.config.paths.cliaSpace, 'clia_code');
+    this.heartbeatMs = ctx.config.chat.heartbeatCliMs;
+  }
+
+  async hasSession(sessionId: string): Promise<boolean> {
+    return !!(await this.store.find(sessionId));
+  }
+
+  async prepare(request: TurnRequest): Promise<PreparedTurn> {
+    const plan = await this.plan(request);
+    return { sessionId: plan.sessionId, agentId: plan.agentId, run: (signal, approvals) => runCliaTurn(plan, signal, approvals), steer: (input) => plan.input.steer(input) };
+  }
+
+  async close(): Promise<void> {
+    // Every turn's child is stopped by its own turn (and by the supervisor on shutdown).
+  }
+
+  private async plan(request: TurnRequest): Promise<CliaTurnPlan> {
+    const { ctx, store } = this;
+    const found = request.sessionId === undefined ? undefined : resumed(await store.find(request.sessionId));
+    const { binding } = await loadManifest(ctx.config.paths.manifests, 'clia_code');
+    const sessionId = request.sessionId ?? randomUUID();
+    const prompt = request.skill ? `${binding.skill_prefix ?? '/'}${request.skill} ${request.text}` : request.text;
+    const bytes = Buffer.byteLength(prompt);
+    if (bytes > MAX_PROMPT_BYTES) throw new HttpError(413, `Message too long: clia_code takes at most ${MAX_PROMPT_BYTES} bytes`);
+    return {
+      ctx,
+      store,
+      binding,
+      sessionId,
+      agentId: found?.agentId ?? request.agentId ?? DEFAULT_AGENT_ID,
+      isNew: !found,
+      nativeSessionId: found?.entry.nativeSessionId ?? sessionId,
+      prompt,
+      title: turnTitle(request.text, found?.entry.title),
+      permissionMode: request.permissionMode ?? 'auto',
+      ...(request.attachments ? { attachments: request.attachments } : {}),
+      input: new CliaTurnInput(),
+    };
+  }
 }
-
-async function prepare(ctx: Core, store: CliSessionStore, request: TurnRequest): Promise<PreparedTurn> {
-  const found = request.sessionId === undefined ? undefined : resumed(await store.find(request.sessionId));
-  const { binding } = await loadManifest(ctx.config.paths.manifests, 'clia_code');
-  const sessionId = request.sessionId ?? randomUUID();
-  const prompt = request.skill ? `${binding.skill_prefix ?? '/'}${request.skill} ${request.text}` : request.text;
-  const bytes = Buffer.byteLength(prompt);
-  if (bytes > MAX_PROMPT_BYTES) throw new HttpError(413, `Message too long: clia_code takes at most ${MAX_PROMPT_BYTES} bytes`);
-  const permissionMode = request.permissionMode ?? 'auto';
-  const agentId = found?.agentId ?? request.agentId ?? DEFAULT_AGENT_ID;
-  const plan = {
-    ctx,
-    store,
-    binding,
-    sessionId,
-    agentId,
-    isNew: !found,
-    nativeSessionId: found?.entry.nativeSessionId ?? sessionId,
-    prompt,
-    title: turnTitle(request.text, found?.entry.title),
-    permissionMode,
-    ...(request.attachments ? { attachments: request.attachments } : {}),
-    input: new CliaTurnInput(),
-  };
-  return { sessionId, agentId, run: (signal, approvals) => runCliaTurn(plan, signal, approvals), steer: (input) => plan.input.steer(input) };
-}
-

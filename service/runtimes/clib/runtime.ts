@@ -34,7 +34,7 @@ export class ClibRuntime implements Runtime {
   readonly store: CliSessionStore;
 
   constructor(private readonly ctx: Core) {
-    this.store = new CliSessionStore(path.join(ctx.config.home, 'clib-space'), 'clib');
+    this.store = new CliSessionStore(ctx.config.paths.clibSpace, 'clib');
     this.heartbeatMs = ctx.config.chat.heartbeatCliMs;
   }
 
