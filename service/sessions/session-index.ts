@@ -287,7 +287,7 @@ export class SessionIndex {
     const changes: LogChange[] = [];
     const before = this.byId;
     let structural = false;
-    await eachLimited(paths, IO_CONCURRENCY, async (p) => {
+    await eachLimited(this.files.outermost(paths), IO_CONCURRENCY, async (p) => {
       if (await this.files.apply(p, changes)) structural = true;
     });
     if (structural) await this.rebuild(options);

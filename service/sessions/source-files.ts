@@ -104,13 +104,7 @@ export class SourceFiles {
     }
     // A folder listed again stats its files itself.
     const relisted = new Set(out);
-    const inRelisted = (p: string): boolean => {
-      for (let dir = path.dirname(p); ; dir = path.dirname(dir)) {
-        if (relisted.has(dir)) return true;
-        if (dir === path.dirname(dir)) return false;
-      }
-    };
-    const files = [...this.files].filter(([p, known]) => known.role !== 'sqlite' && !inRelisted(p)).map(([p]) => p);
+    const files = [...this.files].filter(([p, known]) => known.role !== 'sqlite' && !underAny(p, relisted)).map(([p]) => p);
     const stats = await statMany(files);
     for (const p of files) {
       const st = stats.get(p);
@@ -124,6 +118,17 @@ export class SourceFiles {
   /** Listed folders whose saved mtime proves nothing yet (changed within DIR_QUIET_MS of their listing). */
   unprovenDirs(): string[] {
     return [...this.dirs].filter(([, key]) => !proves(key)).map(([dir]) => dir);
+  }
+
+  /**
+   * The paths not below a folder of the layout among them: applying a folder walks everything
+   * below it, so a nested folder or file applied as well would be listed and stat'ed twice
+   * (and each folder applied scans the known files for its own).
+   */
+  outermost(paths: Iterable<string>): string[] {
+    const all = [...new Set(paths)];
+    const dirs = new Set(all.filter((p) => roleOf(this.roots, p)?.type === 'dir'));
+    return all.filter((p) => !underAny(p, dirs));
   }
 
   /** Applies one path (a file or a folder of the layout); true when the merged view may have changed. */
@@ -347,6 +352,14 @@ export class SourceFiles {
     const known = this.files.get(ref.path);
     if (known?.role === 'log') return known.head?.prompt;
     return known?.role === 'legacy' ? known.prompt : undefined;
+  }
+}
+
+/** Whether one of `dirs` is a strict ancestor of `p`. */
+function underAny(p: string, dirs: ReadonlySet<string>): boolean {
+  for (let dir = path.dirname(p); ; dir = path.dirname(dir)) {
+    if (dirs.has(dir)) return true;
+    if (dir === path.dirname(dir)) return false;
   }
 }
 
