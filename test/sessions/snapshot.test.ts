@@ -219,6 +219,37 @@ describe('the saved session index', () => {
   });
 });
 
+describe('a refresh of nested paths', () => {
+  it('walks a folder once when the folders below it are handed in too (as when just-written folders are proven)', async () => {
+    const svc = await startService({ home });
+    try {
+      await svc.get('/api/sessions');
+      const index = svc.service.ctx.sessions;
+      const folders = await allFolders(home);
+      const cost = async (paths: string[]): Promise<number> => {
+        const before = diskOperations();
+        await index.markDirty(paths);
+        return diskOperations() - before;
+      };
+      const rootOnly = await cost([home]);
+      expect(rootOnly).toBeGreaterThan(0);
+      expect(await cost([home, ...folders])).toBe(rootOnly);
+    } finally {
+      await svc.close();
+    }
+  });
+});
+
+async function allFolders(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name === '.space-state') continue;
+    const child = path.join(dir, entry.name);
+    out.push(child, ...(await allFolders(child)));
+  }
+  return out;
+}
+
 /** Sets every folder's times an hour back, as for folders untouched since an earlier day. */
 async function ageFolders(dir: string): Promise<void> {
   const past = (Date.now() - 3_600_000) / 1000;
