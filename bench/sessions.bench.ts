@@ -120,8 +120,8 @@ try {
     try {
       await new Promise((r) => setTimeout(r, 3000));
       // (Read after the wait: the service's log lines reach its stdout later than its answers.)
-      const built = /"sessions":10000,"restored":(\d+),"ms":(\d+)/.exec(again.service.output());
-      row(`restart ${i + 1}: spawn to complete first page`, `${again.ms.toFixed(0)} ms (listening after ${again.listeningMs.toFixed(0)} ms; ${built?.[1] ?? '?'} files restored, index checked in ${built?.[2] ?? '?'} ms; service CPU ${again.cpuMs.toFixed(0)} ms; peak RSS in 3 s ${mb(again.rss.stop())}; ${load()}; goal < 300 ms)`);
+      const built = /"sessions":10000,"restored":(\d+),"ms":(\d+),"loadMs":(\d+)(?:,"changed":(\d+))?/.exec(again.service.output());
+      row(`restart ${i + 1}: spawn to complete first page`, `${again.ms.toFixed(0)} ms (listening after ${again.listeningMs.toFixed(0)} ms; ${built?.[1] ?? '?'} files restored, index checked in ${built?.[2] ?? '?'} ms (snapshot read in ${built?.[3] ?? '?'} ms, ${built?.[4] ?? 'no saved listing: all'} paths read again); service CPU ${again.cpuMs.toFixed(0)} ms; peak RSS in 3 s ${mb(again.rss.stop())}; ${load()}; goal < 300 ms)`);
     } finally {
       await again.service.stop();
     }

@@ -46,7 +46,7 @@ export function mergeSessions(inputs: MergeInputs): SessionView[] {
   const views: SessionView[] = [];
   for (const [id, list] of byId) {
     if (list.length > 1) list.sort(byPrecedence);
-    views.push(view(id, list, inputs));
+    views.push(sessionView(id, list, inputs));
   }
   return views.sort(newestFirst);
 }
@@ -74,7 +74,8 @@ export function newestFirst(a: SessionView, b: SessionView): number {
   return b.updatedAtMs - a.updatedAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-function view(id: string, records: SourceRecord[], inputs: MergeInputs): SessionView {
+/** One session from its records, in precedence order (a saved listing is made again with it, unsorted). */
+export function sessionView(id: string, records: SourceRecord[], inputs: Omit<MergeInputs, 'records'>): SessionView {
   const owner = records[0]!;
   let project: SourceRecord | undefined;
   let log: LogRef | undefined;
@@ -101,7 +102,7 @@ function view(id: string, records: SourceRecord[], inputs: MergeInputs): Session
   };
 }
 
-function promptTitle(log: LogRef | undefined, inputs: MergeInputs): string | undefined {
+function promptTitle(log: LogRef | undefined, inputs: Omit<MergeInputs, 'records'>): string | undefined {
   const prompt = log ? inputs.firstPrompt(log) : undefined;
   return prompt === undefined ? undefined : nonBlank(titleFromPrompt(prompt));
 }

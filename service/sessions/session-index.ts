@@ -1,12 +1,12 @@
 import type { Logger } from '../log.js';
 import type { FileKey } from './file-log.js';
 import { CountStore } from './count-store.js';
-import { IndexSnapshot } from './index-store.js';
+import { IndexSnapshot, viewsOf, type IndexState } from './index-store.js';
 import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader, type LogVersion } from './logs.js';
 import { byPrecedence, mergeSessions, nonBlank, type SessionView } from './merge.js';
-import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
+import { DIR_QUIET_MS, IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
@@ -33,6 +33,8 @@ export class SessionIndex {
   /** Sessions by log file, made with the list (an append finds its session without a walk). */
   private byLog = new Map<string, SessionView[]>();
   private queue: Promise<void> = Promise.resolve();
+  /** Refreshes under way: the listing may lag the files meanwhile, and is then not saved. */
+  private refreshing = 0;
   private built: Promise<void> = Promise.resolve();
   private countsLoaded: Promise<void> = Promise.resolve();
   private titled: Promise<void> = Promise.resolve();
@@ -60,7 +62,7 @@ export class SessionIndex {
   ) {
     this.files = new SourceFiles(roots, this.logs, log);
     this.counts = options.countsFile ? new CountStore(options.countsFile, this.logs.files, log) : undefined;
-    this.snapshot = options.indexFile ? new IndexSnapshot(options.indexFile, () => this.files.saved(), log) : undefined;
+    this.snapshot = options.indexFile ? new IndexSnapshot(options.indexFile, roots, () => this.state(), log) : undefined;
   }
 
   /**
@@ -75,16 +77,36 @@ export class SessionIndex {
     this.countsLoaded = this.counts?.load() ?? Promise.resolve();
     this.built = this.enqueue(async () => {
       const started = Date.now();
-      const saved = (await this.snapshot?.load()) ?? [];
-      this.files.restore(saved);
-      // Titles that need a log's first lines come right after, off the first answer's path.
-      const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
-      if (!rebuilt) await this.rebuild({ deferTitles: true });
-      this.log.info({ sessions: this.views.length, restored: saved.length, ms: Date.now() - started }, 'session index built');
+      const saved = await this.snapshot?.load();
+      if (saved) this.files.restore(saved.files, saved.dirs);
+      const loadMs = Date.now() - started;
+      let changed: number | undefined;
+      const views = saved?.listing && viewsOf(saved.listing, this.mergeInputs());
+      if (views) {
+        // The saved listing is the merge of the saved state: it stands until a check of every
+        // key (folders and files, in bulk) finds a change, and then only what changed is read.
+        this.setViews(views);
+        const paths = await this.files.changedSince();
+        changed = paths.length;
+        if (paths.length > 0) {
+          await this.refreshPaths(paths, { deferTitles: true });
+          this.snapshot?.schedule();
+        }
+      } else {
+        // Titles that need a log's first lines come right after, off the first answer's path.
+        const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
+        if (!rebuilt) await this.rebuild({ deferTitles: true });
+      }
+      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ms: Date.now() - started, loadMs, ...(changed !== undefined ? { changed } : {}) }, 'session index built');
     });
     this.titled = this.built.then(() =>
       this.enqueue(async () => {
-        if (await this.rebuild({ titlesOnly: true })) this.snapshot?.schedule();
+        this.refreshing++;
+        try {
+          if (await this.rebuild({ titlesOnly: true })) this.snapshot?.schedule();
+        } finally {
+          this.refreshing--;
+        }
       }),
     );
     void this.titled.then(() => {
@@ -92,6 +114,7 @@ export class SessionIndex {
       // The watches are in place since start(); from here on changes are news.
       this.live = true;
       this.warmCounts();
+      this.proveFolders();
     });
   }
 
@@ -227,6 +250,18 @@ export class SessionIndex {
     await Promise.all([this.counts?.close(), this.snapshot?.close()]);
   }
 
+  /**
+   * Folders changed just before they were listed (a corpus just written, a session just made)
+   * are listed once more when they have been quiet long enough, so the saved state proves their
+   * names and the next start need not list them.
+   */
+  private proveFolders(): void {
+    setTimeout(() => {
+      const dirs = this.closed ? [] : this.files.unprovenDirs();
+      if (dirs.length > 0) void this.markDirty(dirs).then(() => this.snapshot?.schedule());
+    }, DIR_QUIET_MS + 500).unref();
+  }
+
   private rootPaths(): string[] {
     return [...new Set(Object.values(this.roots))];
   }
@@ -240,10 +275,19 @@ export class SessionIndex {
   /** True when the views were made anew. */
   private async refreshPaths(paths: string[], options: { deferTitles?: boolean } = {}): Promise<boolean> {
     if (this.closed) return false;
+    this.refreshing++;
+    try {
+      return await this.applyPaths(paths, options);
+    } finally {
+      this.refreshing--;
+    }
+  }
+
+  private async applyPaths(paths: string[], options: { deferTitles?: boolean }): Promise<boolean> {
     const changes: LogChange[] = [];
     const before = this.byId;
     let structural = false;
-    await eachLimited(paths, IO_CONCURRENCY, async (p) => {
+    await eachLimited(this.files.outermost(paths), IO_CONCURRENCY, async (p) => {
       if (await this.files.apply(p, changes)) structural = true;
     });
     if (structural) await this.rebuild(options);
@@ -278,7 +322,11 @@ export class SessionIndex {
   }
 
   private merge(records: SourceRecord[]): SessionView[] {
-    return mergeSessions({ records, logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref) });
+    return mergeSessions({ records, ...this.mergeInputs() });
+  }
+
+  private mergeInputs(): { logExists(ref: LogRef): boolean; firstPrompt(ref: LogRef): string | undefined } {
+    return { logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref) };
   }
 
   /** Reads the first lines of logs whose session has no title in any index, then merges every source. */
@@ -292,11 +340,19 @@ export class SessionIndex {
     const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
     if (options.titlesOnly && untitled.length === 0) return false;
     if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(untitled);
-    const views = this.merge(records);
+    this.setViews(this.merge(records));
+    return true;
+  }
+
+  private setViews(views: SessionView[]): void {
     this.views = views;
     this.byId = new Map(views.map((v) => [v.id, v]));
     this.byLog = viewsByLog(views);
-    return true;
+  }
+
+  /** What the snapshot saves: the listing only while it is the merge of the files' state. */
+  private state(): IndexState {
+    return { ...this.files.state(), ...(this.refreshing === 0 ? { views: this.views } : {}) };
   }
 
   /** Counts, in the background and newest first, every log whose count is not cached yet. */

@@ -29,7 +29,19 @@ export type Known =
   | { role: 'legacy'; key: FileKey; record: SourceRecord; prompt?: string }
   | { role: 'sqlite'; key: string; records: SourceRecord[]; prompts: Map<string, string | undefined> };
 
+/** A listed folder: its inode and mtime, and when it was listed (its stat was taken just before). */
+export interface DirKey {
+  ino: number;
+  mtimeMs: number;
+  listedAt: number;
+}
+
 export const IO_CONCURRENCY = 32;
+/**
+ * A folder's saved mtime proves the same names only when it is older than its listing by this
+ * much: an entry added in the same clock tick as the listing could leave the mtime unchanged.
+ */
+export const DIR_QUIET_MS = 2000;
 const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -39,6 +51,8 @@ const MAX_INDEX_BYTES = 64 * 1024 * 1024;
  */
 export class SourceFiles {
   private readonly files = new Map<string, Known>();
+  /** Every folder the walks listed (what changedSince checks). */
+  private readonly dirs = new Map<string, DirKey>();
   private referenced = new Set<string>();
   private sqliteWarned = false;
 
@@ -49,24 +63,72 @@ export class SourceFiles {
   ) {}
 
   /**
-   * What is worth keeping across restarts (IndexSnapshot): the first prompts read from logs,
-   * and legacy records (a whole document each). Index files are read again at each start
-   * (parsing their saved records cost as much as parsing them), and so are SQLite stores.
+   * Everything the index learned, file by file, and the folders it listed (IndexSnapshot):
+   * a restart takes it back whole and checks it against the disk (changedSince).
    */
-  saved(): Array<[string, Exclude<Known, { role: 'sqlite' | 'index' }>]> {
-    const out: Array<[string, Exclude<Known, { role: 'sqlite' | 'index' }>]> = [];
-    for (const [p, known] of this.files) if ((known.role === 'log' && known.head) || known.role === 'legacy') out.push([p, known]);
-    return out;
+  state(): { files: Array<[string, Known]>; dirs: Array<[string, DirKey]> } {
+    return { files: [...this.files], dirs: [...this.dirs] };
   }
 
   /**
-   * Takes what an earlier run read as known, before the first walk: the walk then reads
-   * again only the files whose inode, size or mtime differ, and drops those that are gone.
+   * Takes what an earlier run knew, before the first refresh: the refresh then reads again
+   * only the files whose inode, size or mtime differ, and lists only the folders that changed.
    */
-  restore(saved: Iterable<[string, Exclude<Known, { role: 'sqlite' | 'index' }>]>): void {
+  restore(files: Iterable<[string, Known]>, dirs: Iterable<[string, DirKey]>): void {
     // Only files below today's roots (a root moved by configuration leaves its files out).
     const roots = Object.values(this.roots);
-    for (const [p, known] of saved) if (roots.some((root) => isUnder(p, root))) this.files.set(p, known);
+    const under = (p: string): boolean => roots.some((root) => isUnder(p, root));
+    for (const [p, known] of files) if (under(p)) this.files.set(p, known);
+    for (const [p, key] of dirs) if (under(p)) this.dirs.set(p, key);
+    const referenced = new Set<string>();
+    for (const known of this.files.values()) {
+      if (known.role === 'index') for (const r of known.records) if (r.log?.kind === 'file') referenced.add(r.log.path);
+    }
+    this.referenced = referenced;
+  }
+
+  /**
+   * What may have changed since the state was restored, checked in bulk: folders whose inode or
+   * mtime moved (or whose saved mtime was too recent to prove anything), roots never listed,
+   * files whose key differs or that are gone, and SQLite stores (their own check is two stats).
+   * A folder's mtime moves whenever an entry is added, removed or renamed, so a folder that
+   * kept its mtime still holds the same names: its unchanged files need only their stat.
+   */
+  async changedSince(): Promise<string[]> {
+    const out: string[] = [];
+    for (const root of new Set(Object.values(this.roots))) if (!this.dirs.has(root)) out.push(root);
+    const dirStats = await statMany([...this.dirs.keys()]);
+    for (const [dir, saved] of this.dirs) {
+      const st = dirStats.get(dir);
+      if (!st || !st.isDirectory() || st.ino !== saved.ino || st.mtimeMs !== saved.mtimeMs || !proves(saved)) out.push(dir);
+    }
+    // A folder listed again stats its files itself.
+    const relisted = new Set(out);
+    const files = [...this.files].filter(([p, known]) => known.role !== 'sqlite' && !underAny(p, relisted)).map(([p]) => p);
+    const stats = await statMany(files);
+    for (const p of files) {
+      const st = stats.get(p);
+      const known = this.files.get(p) as Exclude<Known, { role: 'sqlite' }>;
+      if (!st || !st.isFile() || !sameKey(known.key, fileKey(st))) out.push(p);
+    }
+    for (const [p, known] of this.files) if (known.role === 'sqlite') out.push(p);
+    return out;
+  }
+
+  /** Listed folders whose saved mtime proves nothing yet (changed within DIR_QUIET_MS of their listing). */
+  unprovenDirs(): string[] {
+    return [...this.dirs].filter(([, key]) => !proves(key)).map(([dir]) => dir);
+  }
+
+  /**
+   * The paths not below a folder of the layout among them: applying a folder walks everything
+   * below it, so a nested folder or file applied as well would be listed and stat'ed twice
+   * (and each folder applied scans the known files for its own).
+   */
+  outermost(paths: Iterable<string>): string[] {
+    const all = [...new Set(paths)];
+    const dirs = new Set(all.filter((p) => roleOf(this.roots, p)?.type === 'dir'));
+    return all.filter((p) => !underAny(p, dirs));
   }
 
   /** Applies one path (a file or a folder of the layout); true when the merged view may have changed. */
@@ -79,6 +141,7 @@ export class SourceFiles {
 
   private async applyDir(dir: string, changes: LogChange[]): Promise<boolean> {
     const found = new Map<string, FileRole>();
+    for (const listed of [...this.dirs.keys()]) if (isUnder(listed, dir)) this.dirs.delete(listed);
     await this.walk(dir, found);
     let structural = false;
     for (const known of [...this.files.keys()]) if (isUnder(known, dir) && !found.has(known) && this.drop(known, changes)) structural = true;
@@ -92,11 +155,15 @@ export class SourceFiles {
   /** Every file of the layout below `dir` (the SQLite store by its main file). */
   private async walk(dir: string, found: Map<string, FileRole>): Promise<void> {
     let entries: Dirent[];
+    const listedAt = Date.now();
+    // The folder's stat before its listing: an entry that comes after moves the mtime past it.
+    const st = await stat(dir).catch(() => undefined);
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch {
       return;
     }
+    if (st?.isDirectory()) this.dirs.set(dir, { ino: st.ino, mtimeMs: st.mtimeMs, listedAt });
     const below: Array<Promise<void>> = [];
     for (const entry of entries) {
       const child = path.join(dir, entry.name);
@@ -286,6 +353,19 @@ export class SourceFiles {
     if (known?.role === 'log') return known.head?.prompt;
     return known?.role === 'legacy' ? known.prompt : undefined;
   }
+}
+
+/** Whether one of `dirs` is a strict ancestor of `p`. */
+function underAny(p: string, dirs: ReadonlySet<string>): boolean {
+  for (let dir = path.dirname(p); ; dir = path.dirname(dir)) {
+    if (dirs.has(dir)) return true;
+    if (dir === path.dirname(dir)) return false;
+  }
+}
+
+/** Whether a folder's saved mtime was old enough at its listing to stand for the names it had. */
+function proves(key: DirKey): boolean {
+  return key.mtimeMs < key.listedAt - DIR_QUIET_MS;
 }
 
 async function readJson(file: string, key: FileKey): Promise<unknown> {

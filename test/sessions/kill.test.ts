@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { appendFile, cp, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { startChildService, type ChildService } from '../helpers/child-service.j
  * usage-aggregates.sqlite) is written while it runs. A kill -9 at any moment, logs growing
  * meanwhile, must leave a state the next start uses or discards, never one that changes an
  * answer: after several kills the listing and the usage report equal those of a start with
- * no saved state at all.
+ * no saved state at all. Between kills, logs and folders are added, removed and replaced.
  */
 let home: string;
 const logs: string[] = [];
@@ -31,6 +31,30 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(home, { recursive: true, force: true });
 });
+
+/**
+ * What a user's tools do while the service is down: a log removed, one added beside others,
+ * one replaced by a rename, one grown; a whole agent folder copied in (round 1) or removed
+ * (round 3).
+ */
+async function changeWhileDown(round: number, rand: () => number): Promise<void> {
+  const pick = (): string => logs[Math.floor(rand() * logs.length)]!;
+  const gone = pick();
+  await rm(gone);
+  logs.splice(logs.indexOf(gone), 1);
+  const source = pick();
+  const added = path.join(path.dirname(source), `added-${round}.jsonl`);
+  await writeFile(added, await readFile(source));
+  logs.push(added);
+  const replaced = pick();
+  await writeFile(`${replaced}.tmp`, `${runtimeaLines(path.basename(replaced, '.jsonl'), turns(rand, 3), Date.now(), rand).join('\n')}\n`);
+  await rename(`${replaced}.tmp`, replaced);
+  const grown = pick();
+  await appendFile(grown, `${runtimeaLines(path.basename(grown, '.jsonl'), turns(rand, 1), Date.now(), rand).slice(2).join('\n')}\n`);
+  const agents = path.dirname(path.dirname(path.dirname(source)));
+  if (round === 1) await cp(path.dirname(path.dirname(source)), path.join(agents, 'copied-agent'), { recursive: true });
+  if (round === 3) await rm(path.join(agents, 'copied-agent'), { recursive: true, force: true });
+}
 
 async function answers(service: ChildService): Promise<unknown> {
   const get = async (target: string): Promise<unknown> => {
@@ -60,6 +84,7 @@ describe('kill -9 while the state is written', () => {
         process.kill(service.pid, 'SIGKILL');
         await service.exited;
       }
+      await changeWhileDown(round, rand);
     }
     const kept = await startChildService({ home });
     let withState: unknown;

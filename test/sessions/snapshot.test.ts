@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, mkdtemp, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -61,20 +61,25 @@ describe('the saved session index', () => {
         await svc.close();
       }
     };
+    // Folders quiet for an hour: a restart trusts their mtimes and lists none of them.
+    await ageFolders(home);
     const first = await start();
     expect((await stat(snapshotFile())).mode & 0o777).toBe(0o600);
     const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    expect(saved.version).toBe(2);
+    expect(saved.version).toBe(3);
     // The first prompts read (three OpenClaw logs, and clia-b's, which its index leaves
     // untitled); index files are read again at each start.
     const heads = saved.files.filter(([, known]: [string, { role: string; head?: unknown }]) => known.role === 'log' && known.head).length;
     expect(heads).toBe(4);
-    expect(saved.files).toHaveLength(4);
+    // Every file's state (two indexes, five logs), the folders listed, and the listing itself.
+    expect(saved.files).toHaveLength(7);
+    expect(saved.dirs.length).toBeGreaterThanOrEqual(4);
+    expect(saved.views.map((records: number[]) => saved.records[records[0]!].id)).toEqual((first.body as { sessions: Array<{ session_id: string }> }).sessions.map((x) => x.session_id));
 
     const again = await start();
     expect(again.body).toEqual(first.body);
     // The first start read the head of each untitled log, and counted each of the 5 logs; the
-    // restart stats them and lists their folders, and opens none of them.
+    // restart stats them and their folders, and lists or opens none of them.
     expect(first.operations - again.operations).toBeGreaterThanOrEqual(heads + 5);
   });
 
@@ -99,6 +104,27 @@ describe('the saved session index', () => {
       await writeFile(snapshotFile(), damaged);
       expect(await listing()).toEqual(first);
     }
+    // This version with a wrong entry anywhere, or saved for other roots (another layout): discarded whole.
+    await listing();
+    const good = JSON.parse(await readFile(snapshotFile(), 'utf8'));
+    const wrecks: Array<(doc: any) => void> = [
+      (doc) => (doc.roots.clia = '/elsewhere'),
+      (doc) => (doc.views[0] = [doc.records.length + 5]),
+      () => undefined, // the listing out of order alone
+      (doc) => (doc.views[1] = [doc.views[1][0], doc.views[2][0]]),
+      (doc) => (doc.records[0].source = 'nowhere'),
+      (doc) => (doc.files[0][1].role = 'other'),
+      (doc) => (doc.dirs[0][1] = null),
+      (doc) => delete doc.records,
+    ];
+    for (const wreck of wrecks) {
+      const doc = structuredClone(good);
+      // A saved listing that would be wrong if believed: any such snapshot must not be used.
+      doc.views.reverse();
+      wreck(doc);
+      await writeFile(snapshotFile(), JSON.stringify(doc));
+      expect(await listing()).toEqual(first);
+    }
     // An entry claiming another first prompt for clia-b's log, read from another file (inode)
     // or from a longer one: not believed. (A log that only grew keeps its first prompt, as
     // while the service runs: logs are appended to, and replaced by a rename.)
@@ -114,9 +140,119 @@ describe('the saved session index', () => {
       log[1].key[field] -= by;
       log[1].head.key[field] -= by;
     }
-    // The same entry under the file's true key is believed: the check is the key.
+    // The same entry under the file's true key is believed: the check is the key. (Without
+    // the saved listing, the listing is merged from the saved files' state.)
+    delete saved.views;
     await writeFile(snapshotFile(), JSON.stringify(saved));
     const believed = (await listing()) as { sessions: Array<{ session_id: string; title: string }> };
     expect(believed.sessions.find((x) => x.session_id === 'clia-b')!.title).toBe('stale');
   });
+
+  it('after files and folders were added, removed, grown and replaced while down, lists what a start from nothing lists', async () => {
+    const cliaRoot = path.join(home, 'clia-space');
+    await writeCliSessions(cliaRoot, 'clia_code', [
+      { agentId: 'gone', sessionId: 'clia-gone', title: 'a whole agent removed while down', updatedAt: Date.parse('2026-11-20T00:00:00Z'), lines: cliaTranscript('clia-gone', [{ prompt: 'bye', run: '01-new-text', at: new Date('2026-11-20T00:00:00Z') }]) },
+      { agentId: 'p', sessionId: 'clia-c', updatedAt: Date.parse('2026-11-21T00:00:00Z'), lines: cliaTranscript('clia-c', [{ prompt: 'replaced later', run: '01-new-text', at: new Date('2026-11-21T00:00:00Z') }]) },
+    ]);
+    const orphanDir = path.join(cliaRoot, 'p', 'sessions');
+    await writeFile(path.join(orphanDir, 'orphan-old.jsonl'), `${cliaTranscript('orphan-old', [{ prompt: 'an orphan removed while down', run: '01-new-text', at: new Date('2026-11-19T00:00:00Z') }]).join('\n')}\n`);
+    // Folders that have been quiet for an hour: their unchanged mtimes are believed (no listing).
+    await ageFolders(home);
+    await listing();
+    await listing(); // a restart on an unchanged disk, saving again
+    const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
+    expect(saved.views).toHaveLength(8);
+
+    // While down: a folder removed, a folder added, a log added beside others (an orphan) and
+    // one removed, a log grown, a log replaced by a rename, an index rewritten.
+    await rm(path.join(cliaRoot, 'gone'), { recursive: true });
+    await writeCliSessions(cliaRoot, 'clia_code', [
+      { agentId: 'new-agent', sessionId: 'clia-new', updatedAt: Date.parse('2026-11-25T00:00:00Z'), lines: cliaTranscript('clia-new', [{ prompt: 'from a folder added while down', run: '01-new-text', at: new Date('2026-11-25T00:00:00Z') }]) },
+    ]);
+    await writeFile(path.join(orphanDir, 'orphan-new.jsonl'), `${cliaTranscript('orphan-new', [{ prompt: 'an orphan added while down', run: '01-new-text', at: new Date('2026-11-26T00:00:00Z') }]).join('\n')}\n`);
+    await rm(path.join(orphanDir, 'orphan-old.jsonl'));
+    await appendFile(path.join(orphanDir, 'clia-b.jsonl'), `${cliaTranscript('clia-b', [{ prompt: 'grown', run: '01-new-text', at: new Date('2026-11-25T00:00:00Z') }]).join('\n')}\n`);
+    const replaced = path.join(orphanDir, 'clia-c.jsonl');
+    await writeFile(`${replaced}.tmp`, `${cliaTranscript('clia-c', [{ prompt: 'the replacement', run: '01-new-text', at: new Date('2026-11-21T00:00:00Z') }]).join('\n')}\n`);
+    await rename(`${replaced}.tmp`, replaced);
+    const runtimeaLog = path.join(runtimeaSessionsDir(home, 'main'), 'sessions.json');
+    await copyFile(runtimeaLog, `${runtimeaLog}.bak`);
+    await rm(runtimeaLog);
+    const after = (await listing()) as { sessions: Array<{ session_id: string; title: string; message_count: number }> };
+    await rm(snapshotFile());
+    await rm(path.join(home, '.space-state', 'session-counts.json'));
+    expect(await listing()).toEqual(after);
+    const ids = after.sessions.map((x) => x.session_id);
+    expect(ids).toContain('clia-new');
+    expect(ids).toContain('orphan-new');
+    expect(ids).not.toContain('clia-gone');
+    expect(ids).not.toContain('orphan-old');
+    expect(after.sessions.find((x) => x.session_id === 'clia-c')!.title).toBe('the replacement');
+    expect(after.sessions.find((x) => x.session_id === 'clia-b')!.message_count).toBe(4);
+  });
+
+  it('a folder changed within its listing\'s second is listed again at the next start', async () => {
+    // Folders just written: their mtime is too close to their listing to prove the same names.
+    await listing();
+    const orphanDir = path.join(home, 'clia-space', 'p', 'sessions');
+    const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
+    const dir = saved.dirs.find(([p]: [string]) => p === orphanDir);
+    expect(dir[1].listedAt - dir[1].mtimeMs).toBeLessThan(2000);
+    // A log added, then the folder's mtime put back as it was saved: still found.
+    await writeFile(path.join(orphanDir, 'orphan-same-tick.jsonl'), `${cliaTranscript('orphan-same-tick', [{ prompt: 'same tick', run: '01-new-text', at: new Date('2026-11-26T00:00:00Z') }]).join('\n')}\n`);
+    await utimes(orphanDir, dir[1].mtimeMs / 1000, dir[1].mtimeMs / 1000);
+    const after = (await listing()) as { sessions: Array<{ session_id: string }> };
+    expect(after.sessions.map((x) => x.session_id)).toContain('orphan-same-tick');
+  });
+
+  it('folders listed just after they changed are listed again once quiet, and then saved as proven', async () => {
+    const svc = await startService({ home });
+    try {
+      await svc.get('/api/sessions');
+      await new Promise((r) => setTimeout(r, 3500));
+    } finally {
+      await svc.close();
+    }
+    const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
+    const dir = saved.dirs.find(([p]: [string]) => p === path.join(home, 'clia-space', 'p', 'sessions'));
+    expect(dir[1].listedAt - dir[1].mtimeMs).toBeGreaterThan(2000);
+  });
 });
+
+describe('a refresh of nested paths', () => {
+  it('walks a folder once when the folders below it are handed in too (as when just-written folders are proven)', async () => {
+    const svc = await startService({ home });
+    try {
+      await svc.get('/api/sessions');
+      const index = svc.service.ctx.sessions;
+      const folders = await allFolders(home);
+      const cost = async (paths: string[]): Promise<number> => {
+        const before = diskOperations();
+        await index.markDirty(paths);
+        return diskOperations() - before;
+      };
+      const rootOnly = await cost([home]);
+      expect(rootOnly).toBeGreaterThan(0);
+      expect(await cost([home, ...folders])).toBe(rootOnly);
+    } finally {
+      await svc.close();
+    }
+  });
+});
+
+async function allFolders(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name === '.space-state') continue;
+    const child = path.join(dir, entry.name);
+    out.push(child, ...(await allFolders(child)));
+  }
+  return out;
+}
+
+/** Sets every folder's times an hour back, as for folders untouched since an earlier day. */
+async function ageFolders(dir: string): Promise<void> {
+  const past = (Date.now() - 3_600_000) / 1000;
+  for (const entry of await readdir(dir, { withFileTypes: true })) if (entry.isDirectory() && entry.name !== '.space-state') await ageFolders(path.join(dir, entry.name));
+  await utimes(dir, past, past);
+}
