@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { startFakeResponses, type FakeResponses } from '../fakes/openai-response
 import { answered, bytes, upload } from '../helpers/multipart.js';
 import { realProgram } from '../helpers/programs.js';
 import { startService, type TestService } from '../helpers/service.js';
+import { codexLoginWithApiKey } from '../helpers/setups.js';
 import { openSse } from '../helpers/sse.js';
 
 /**
@@ -30,8 +31,11 @@ beforeAll(async () => {
   fake = await startFakeResponses({ apiKey: 'sk-provb-attach' });
   svc = await startService({ env: { SPACE_CLIB_BIN: codex ?? '/nonexistent/codex', SPACE_CHAT_MAX_IMAGE_BYTES: '4096' } });
   const codexHome = svc.service.ctx.config.paths.codexHome;
+  // The user's Codex home as they make it: `codex login` (here with an API key), then their own
+  // provider lines in config.toml.
+  if (codex) await codexLoginWithApiKey(codex, { HOME: svc.home }, 'sk-login-of-the-user');
   await mkdir(codexHome, { recursive: true });
-  await writeFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
+  await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
   await mkdir(path.join(svc.home, '.runtimea'), { recursive: true });
   await writeFile(path.join(svc.home, '.runtimea', '.env'), 'PROVB_API_KEY=sk-provb-attach\n');
   await mkdir(path.join(svc.home, 'pics'), { recursive: true });

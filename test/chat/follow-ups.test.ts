@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codexConfigToml } from '../fakes/codex-config.js';
@@ -6,6 +6,7 @@ import { startFakeResponses, type FakeResponses } from '../fakes/openai-response
 import { realProgram } from '../helpers/programs.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { openSse, type SseConnection } from '../helpers/sse.js';
+import { codexLoginWithApiKey } from '../helpers/setups.js';
 
 /**
  * Follow-ups while a turn runs, through HTTP on the real codex (app-server) against the
@@ -24,8 +25,11 @@ describe.skipIf(!codex)('follow-ups on the real codex', () => {
     fake = await startFakeResponses({ apiKey: 'sk-provb-follow', slowMs: 3000 });
     svc = await startService({ env: { SPACE_CLIB_BIN: codex, SPACE_CHAT_HEARTBEAT_CLI_MS: '300', SPACE_CHAT_MAX_QUEUED: '2' } });
     const codexHome = svc.service.ctx.config.paths.codexHome;
+    // The user's Codex home as they make it: `codex login` (here with an API key), then their own
+    // provider lines in config.toml.
+    await codexLoginWithApiKey(codex!, { HOME: svc.home }, 'sk-login-of-the-user');
     await mkdir(codexHome, { recursive: true });
-    await writeFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
+    await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
     await mkdir(path.join(svc.home, '.runtimea'), { recursive: true });
     await writeFile(path.join(svc.home, '.runtimea', '.env'), 'PROVB_API_KEY=sk-provb-follow\n');
   });

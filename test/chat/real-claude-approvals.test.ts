@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
+import { startFakeClaudeOAuth, type FakeClaudeOAuth } from '../fakes/claude-oauth.js';
 import { startChat, textOf, type ChatService } from '../helpers/chat.js';
 import { claudeLaneEnv, realProgram } from '../helpers/programs.js';
+import { claudeSetupToken } from '../helpers/setups.js';
 import { openSse, type SseConnection } from '../helpers/sse.js';
 
 /**
@@ -14,23 +15,28 @@ import { openSse, type SseConnection } from '../helpers/sse.js';
  * file on disk says what the program did.
  */
 const claude = realProgram('claude');
-const KEY = 'sk-real-lane-approvals';
+// The long-lived OAuth token `claude setup-token` gets from the sign-in double.
+const TOKEN = 'sk-ant-oat01-ApprovalsLaneToken_0123456789abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123';
+const CODE = 'ac_approvals_lane_code_0123456789';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 let fake: FakeAnthropic;
+let oauth: FakeClaudeOAuth;
 let chat: ChatService;
 let project: string;
 beforeAll(async () => {
   if (!claude) return;
-  fake = await startFakeAnthropic({ apiKey: KEY });
+  fake = await startFakeAnthropic({ apiKey: TOKEN });
+  oauth = await startFakeClaudeOAuth({ code: CODE, token: TOKEN });
   chat = await startChat(claudeLaneEnv(claude, fake.url, { SPACE_PERMISSION_TIMEOUT_MS: '4000' }));
-  await mkdir(path.join(chat.home, '.runtimea'), { recursive: true });
-  await writeFile(path.join(chat.home, '.runtimea', '.env'), `PROVA_API_KEY=${KEY}\n`, { mode: 0o600 });
+  // Signed in as a user does: the real `claude setup-token` through the service.
+  await claudeSetupToken(chat, oauth);
   project = path.join(chat.home, 'space-projects', 'perm');
 }, 60_000);
 afterAll(async () => {
   await chat?.close();
   await fake?.close();
+  await oauth?.close();
 });
 
 async function open(body: Record<string, unknown>): Promise<{ streamId: string; sessionId: string; sse: SseConnection }> {

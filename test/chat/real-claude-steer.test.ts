@@ -2,8 +2,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
+import { startFakeClaudeOAuth, type FakeClaudeOAuth } from '../fakes/claude-oauth.js';
 import { startChat, textOf, type ChatService } from '../helpers/chat.js';
 import { claudeLaneEnv, processesOf, realProgram } from '../helpers/programs.js';
+import { claudeSetupToken } from '../helpers/setups.js';
 
 /**
  * Steering and images on the real Claude Code CLI (loopback-only namespace, the fake Messages
@@ -11,23 +13,28 @@ import { claudeLaneEnv, processesOf, realProgram } from '../helpers/programs.js'
  * an image attachment reaches the model as a base64 image block.
  */
 const claude = realProgram('claude');
-const KEY = 'sk-real-lane-steer';
+// The long-lived OAuth token `claude setup-token` gets from the sign-in double.
+const TOKEN = 'sk-ant-oat01-SteerLaneToken_0123456789abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123';
+const CODE = 'ac_steer_lane_code_0123456789';
 // A valid 1x1 PNG.
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 
 let fake: FakeAnthropic;
+let oauth: FakeClaudeOAuth;
 let chat: ChatService;
 beforeAll(async () => {
   if (!claude) return;
-  fake = await startFakeAnthropic({ apiKey: KEY, slowDeltaMs: 300 });
+  fake = await startFakeAnthropic({ apiKey: TOKEN, slowDeltaMs: 300 });
+  oauth = await startFakeClaudeOAuth({ code: CODE, token: TOKEN });
   chat = await startChat(claudeLaneEnv(claude, fake.url));
-  await mkdir(path.join(chat.home, '.runtimea'), { recursive: true });
-  await writeFile(path.join(chat.home, '.runtimea', '.env'), `PROVA_API_KEY=${KEY}\n`, { mode: 0o600 });
+  // Signed in as a user does: the real `claude setup-token` through the service.
+  await claudeSetupToken(chat, oauth);
   await mkdir(path.join(chat.home, 'pics'), { recursive: true });
 }, 60_000);
 afterAll(async () => {
   await chat?.close();
   await fake?.close();
+  await oauth?.close();
 });
 
 /** The model calls (not token counts) made since `from`. */

@@ -6,6 +6,7 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.j
 import { startFakeClaudeOAuth, type FakeClaudeOAuth } from '../fakes/claude-oauth.js';
 import { startChat, textOf, type ChatService } from '../helpers/chat.js';
 import { claudeLaneEnv, processesOf, realProgram } from '../helpers/programs.js';
+import { claudeSetupToken } from '../helpers/setups.js';
 
 /**
  * The real-program lane: the pinned real Claude Code CLI, inside the loopback-only network
@@ -25,18 +26,8 @@ beforeAll(async () => {
   if (!claude) return;
   fake = await startFakeAnthropic({ apiKey: TOKEN, slowDeltaMs: 300 });
   oauth = await startFakeClaudeOAuth({ code: CODE, token: TOKEN });
-  // Only the sign-in CLI goes through the proxy (the service hands proxy settings to it alone).
-  process.env.HTTPS_PROXY = oauth.proxyUrl;
-  process.env.NODE_EXTRA_CA_CERTS = oauth.caFile;
   chat = await startChat(claudeLaneEnv(claude, fake.url));
-  try {
-    const { authorize_url, session_id } = (await chat.post('/clia/setup-token', {})).json();
-    const state = new URL(authorize_url).searchParams.get('state');
-    expect((await chat.post('/clia/setup-token/callback', { session_id, code: `${CODE}#${state}` })).json()).toEqual({ ok: true });
-  } finally {
-    delete process.env.HTTPS_PROXY;
-    delete process.env.NODE_EXTRA_CA_CERTS;
-  }
+  await claudeSetupToken(chat, oauth);
   // The token reaches the CLI only through the active env file and the manifest's mapping.
   expect(await readFile(path.join(chat.home, '.runtimea', '.env'), 'utf8')).toBe(`CLIA_CODE_OAUTH_TOKEN=${TOKEN}\n`);
 }, 120_000);

@@ -2,9 +2,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeChat, type FakeChat } from '../fakes/openai-chat.js';
-import { openclawConfig } from '../fakes/openclaw-config.js';
 import { realProgram } from '../helpers/programs.js';
 import { startService, type TestService } from '../helpers/service.js';
+import { openclawOnboard } from '../helpers/setups.js';
 import { openSse, type SseEvent } from '../helpers/sse.js';
 
 /**
@@ -16,6 +16,7 @@ import { openSse, type SseEvent } from '../helpers/sse.js';
  */
 const openclaw = realProgram('openclaw');
 const node24 = realProgram('node24');
+const KEY = 'sk-provb-real-openclaw';
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 
 describe.skipIf(!openclaw)('runtimea: attachments and follow-ups on the real gateway', () => {
@@ -26,12 +27,10 @@ describe.skipIf(!openclaw)('runtimea: attachments and follow-ups on the real gat
     fake = await startFakeChat();
     svc = await startService({ env: { SPACE_RUNTIMEA_BIN: openclaw!, SPACE_RUNTIMEA_NODE: node24!, SPACE_RUNTIMEA_PORT: '0' } });
     const state = path.join(svc.home, '.runtimea');
-    await mkdir(state, { recursive: true });
-    const config = openclawConfig(fake.url, state) as { models: { providers: { fake: { models: Array<{ input: string[] }> } } } };
-    // A model that takes images (OpenClaw drops image parts for a text-only model).
-    config.models.providers.fake.models[0]!.input = ['text', 'image'];
-    await writeFile(path.join(state, 'openclaw.json'), JSON.stringify(config, null, 2));
-    await writeFile(path.join(state, '.env'), 'PROVB_API_KEY=sk-provb-real-openclaw\n');
+    // The state folder as users make it: `openclaw onboard` with the provider double as a custom
+    // provider whose model takes images, and the gateway auth onboarding configures by default.
+    await openclawOnboard({ node: node24!, openclaw: openclaw!, home: svc.home, stateDir: state, providerUrl: fake.url, apiKey: KEY, imageInput: true });
+    await writeFile(path.join(state, '.env'), `PROVB_API_KEY=${KEY}\n`);
     await mkdir(path.join(svc.home, 'pics'), { recursive: true });
     await writeFile(path.join(svc.home, 'pics', 'shot.png'), PNG);
     await writeFile(path.join(svc.home, 'pics', 'notes.txt'), 'notes\n');

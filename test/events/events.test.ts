@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliSessionStore } from '../../service/runtimes/cli-session-store.js';
@@ -8,6 +8,7 @@ import { startFakeResponses, type FakeResponses } from '../fakes/openai-response
 import { realProgram } from '../helpers/programs.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { openSse, type SseConnection, type SseEvent } from '../helpers/sse.js';
+import { codexLoginWithApiKey } from '../helpers/setups.js';
 import { cliaTranscript } from '../sessions/fixtures.js';
 
 /**
@@ -25,8 +26,11 @@ beforeAll(async () => {
   fake = await startFakeResponses({ apiKey: 'sk-provb-events', slowMs: 4000 });
   svc = await startService({ env: { SPACE_CLIB_BIN: codex ?? '/nonexistent/codex', SPACE_EVENTS_HEARTBEAT_MS: '300' } });
   const codexHome = svc.service.ctx.config.paths.codexHome;
+  // The user's Codex home as they make it: `codex login` (here with an API key), then their own
+  // provider lines in config.toml.
+  if (codex) await codexLoginWithApiKey(codex, { HOME: svc.home }, 'sk-login-of-the-user');
   await mkdir(codexHome, { recursive: true });
-  await writeFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
+  await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
   await mkdir(path.join(svc.home, '.runtimea'), { recursive: true });
   await writeFile(path.join(svc.home, '.runtimea', '.env'), 'PROVB_API_KEY=sk-provb-events\n');
   await svc.service.ctx.sessions.current();

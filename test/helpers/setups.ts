@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { TestService } from './service.js';
 
 /**
  * Homes made the way users make them: each real program's own set-up command, run as a
@@ -37,6 +38,36 @@ export function codexLoginWithApiKey(codex: string, env: { HOME: string; CODEX_H
   return runSetup(codex, ['login', '--with-api-key'], { PATH: process.env.PATH, ...env }, `${key}\n`);
 }
 
+/** The sign-in service double `claude setup-token` reaches (test/fakes/claude-oauth.ts). */
+export interface ClaudeSignIn {
+  proxyUrl: string;
+  caFile: string;
+  /** The code its sign-in page shows, pasted back as `code#state`. */
+  code: string;
+}
+
+/**
+ * The real `claude setup-token` the way a user runs it in the app: POST /clia/setup-token
+ * starts it, the code from the sign-in page goes back through the callback, and the CLI's
+ * long-lived OAuth token lands in the env file as CLIA_CODE_OAUTH_TOKEN. Only the sign-in CLI
+ * reaches the double through the proxy (the service hands proxy settings to it alone).
+ */
+export async function claudeSetupToken(svc: TestService, signIn: ClaudeSignIn): Promise<void> {
+  process.env.HTTPS_PROXY = signIn.proxyUrl;
+  process.env.NODE_EXTRA_CA_CERTS = signIn.caFile;
+  try {
+    const started = await svc.post('/clia/setup-token', {});
+    if (started.status !== 200) throw new Error(`POST /clia/setup-token answered ${started.status}: ${started.text}`);
+    const { authorize_url, session_id } = started.json();
+    const state = new URL(authorize_url).searchParams.get('state');
+    const done = await svc.post('/clia/setup-token/callback', { session_id, code: `${signIn.code}#${state}` });
+    if (done.status !== 200 || done.json().ok !== true) throw new Error(`POST /clia/setup-token/callback answered ${done.status}: ${done.text}`);
+  } finally {
+    delete process.env.HTTPS_PROXY;
+    delete process.env.NODE_EXTRA_CA_CERTS;
+  }
+}
+
 export type GatewayAuthChoice = { mode: 'token'; token: string } | { mode: 'password'; password: string };
 
 export interface OnboardOptions {
@@ -52,6 +83,8 @@ export interface OnboardOptions {
   port?: number;
   /** `--secret-input-mode ref`: secrets kept as env references (their values in `env`). */
   secretRefs?: boolean;
+  /** `--custom-image-input`: the model takes images (OpenClaw drops image parts for a text-only one). */
+  imageInput?: boolean;
   env?: Record<string, string>;
 }
 
@@ -78,6 +111,7 @@ export function openclawOnboard(o: OnboardOptions): Promise<Ran> {
     '--custom-provider-id', 'fake',
     ...(o.secretRefs ? [] : ['--custom-api-key', o.apiKey]),
     '--custom-compatibility', 'openai',
+    ...(o.imageInput ? ['--custom-image-input'] : []),
     ...auth,
     ...(o.secretRefs ? ['--secret-input-mode', 'ref'] : []),
     '--gateway-port', String(o.port ?? 18789),

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,8 @@ import { which } from '../../service/process/which.js';
 /**
  * test/tools/packages.sh, the first step of `npm test`, on machines that lack packages: run for
  * real with a PATH that hides some commands, as a user without root (setpriv to nobody when
- * this runs as root). Installing for real is not done here (the suite runs without network).
+ * this runs as root), and as root with an apt-get double (the Debian archive cannot be reached
+ * from the suite's namespace) that records how it was called and installs the commands.
  */
 const tools = path.dirname(fileURLToPath(import.meta.url));
 const listed = readFileSync(path.join(tools, 'debian-packages.txt'), 'utf8')
@@ -71,5 +72,50 @@ describe('npm test on a machine without some Debian packages', () => {
     const { script, bin } = machine(['rclone'], ['apt-get']);
     const r = spawnSync('/bin/sh', [script], { env: { PATH: bin, SPACE_TEST_SKIP_PACKAGES: '1' }, encoding: 'utf8' });
     expect(r.status).toBe(0);
+  });
+});
+
+/**
+ * An apt-get double in `bin`: logs each call (its arguments and DEBIAN_FRONTEND) to apt.log and,
+ * on `install`, puts the packages' commands on PATH as the real packages would; `fail` makes
+ * it exit 100 as apt-get does when it cannot install.
+ */
+function aptDouble(bin: string, behaviour: 'installs' | 'fails'): string {
+  const log = path.join(path.dirname(bin), 'apt.log');
+  const commands = listed.map(([pkg, cmd]) => `    ${pkg}) printf '#!/bin/sh\\n' > "${bin}/${cmd}"; chmod 755 "${bin}/${cmd}" ;;`).join('\n');
+  const script = `#!/bin/sh
+echo "$* DEBIAN_FRONTEND=\${DEBIAN_FRONTEND:-}" >> "${log}"
+[ "$1" = install ] || exit 0
+${behaviour === 'fails' ? 'exit 100' : ''}
+for pkg in "$@"; do
+  case "$pkg" in
+${commands}
+  esac
+done
+`;
+  writeFileSync(path.join(bin, 'apt-get'), script, { mode: 0o755 });
+  return log;
+}
+
+describe.skipIf(process.getuid?.() !== 0)('npm test as root on a machine without some Debian packages', () => {
+  it('installs the missing ones with apt-get (update, then a non-interactive install), then goes on', () => {
+    const { script, bin } = machine(['rclone', 'gh'], ['env', 'chmod']);
+    const log = aptDouble(bin, 'installs');
+    const r = spawnSync('/bin/sh', [script], { env: { PATH: bin }, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain('installing the Debian packages the suite needs: rclone gh');
+    expect(readFileSync(log, 'utf8')).toBe('update -q DEBIAN_FRONTEND=\ninstall -y -q --no-install-recommends rclone gh DEBIAN_FRONTEND=noninteractive\n');
+    expect(existsSync(path.join(bin, 'rclone')) && existsSync(path.join(bin, 'gh'))).toBe(true);
+    // Run again: nothing is missing, apt-get is not called.
+    expect(spawnSync('/bin/sh', [script], { env: { PATH: bin }, encoding: 'utf8' }).status).toBe(0);
+    expect(readFileSync(log, 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+  });
+
+  it('when apt-get cannot install them, prints the command to run and stops', () => {
+    const { script, bin } = machine(['gh'], ['env', 'chmod']);
+    aptDouble(bin, 'fails');
+    const r = spawnSync('/bin/sh', [script], { env: { PATH: bin }, encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('apt-get could not install them; install them, then run the tests again:\n  apt-get update && apt-get install -y -q --no-install-recommends gh\n');
   });
 });

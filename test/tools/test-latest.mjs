@@ -1,14 +1,14 @@
 #!/usr/bin/env node
-// `npm run test:latest`: the real-program lanes (test/**/real-*.test.ts) against the newest
+// `npm run test:latest`: the real-program lanes (test/tools/lanes.mjs) against the newest
 // published Claude Code, Codex and OpenClaw, to see a runtime's drift before users do. The
 // versions come from `npm view <package> version`; they are installed into the programs cache
 // beside the pinned ones (programs.json, what `npm test` keeps running) and handed to the lanes
 // through SPACE_TEST_PROGRAM_VERSIONS. Prints the versions before and after the run; exits with
 // the run's status. Extra arguments go to vitest (e.g. a file filter).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { laneFiles } from './lanes.mjs';
 import { PINNED } from './programs.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -28,14 +28,7 @@ const versions = DRIFTING.map((name) => {
 });
 const summary = () => versions.map((v) => `  ${v.name}: ${v.pkg}@${v.latest} (pinned ${v.pinned}${v.latest === v.pinned ? ', the same' : ''})`).join('\n');
 
-function lanes(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const full = path.join(dir, e.name);
-    if (e.isDirectory()) return lanes(full);
-    return /^real-.*\.test\.ts$/.test(e.name) ? [path.relative(root, full)] : [];
-  });
-}
-const files = lanes(path.join(root, 'test')).sort();
+const files = laneFiles(root);
 
 console.log(`test:latest: the newest published versions\n${summary()}\nlanes: ${files.join(' ')}`);
 const env = { ...process.env, SPACE_TEST_PROGRAM_VERSIONS: versions.map((v) => `${v.name}@${v.latest}`).join(',') };

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codexConfigToml } from '../../fakes/codex-config.js';
@@ -7,6 +7,7 @@ import { startFakeResponses, type FakeResponses } from '../../fakes/openai-respo
 import { startChat, type ChatService } from '../../helpers/chat.js';
 import { realProgram } from '../../helpers/programs.js';
 import type { SseConnection } from '../../helpers/sse.js';
+import { codexLoginWithApiKey } from '../../helpers/setups.js';
 
 /**
  * Permission modes on the real codex app-server, through /api/chat (loopback-only namespace,
@@ -24,8 +25,11 @@ beforeAll(async () => {
   fake = await startFakeResponses({ apiKey: KEY });
   chat = await startChat({ SPACE_CLIB_BIN: codex });
   const codexHome = chat.service.ctx.config.paths.codexHome;
+  // The user's Codex home as they make it: `codex login` (here with an API key), then their own
+  // provider lines in config.toml.
+  if (codex) await codexLoginWithApiKey(codex, { HOME: chat.home }, 'sk-login-of-the-user');
   await mkdir(codexHome, { recursive: true });
-  await writeFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
+  await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
   await mkdir(path.join(chat.home, '.runtimea'), { recursive: true });
   await writeFile(path.join(chat.home, '.runtimea', '.env'), `PROVB_API_KEY=${KEY}\n`, { mode: 0o600 });
   project = path.join(chat.home, 'space-projects', 'perm');

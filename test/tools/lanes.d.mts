@@ -1,0 +1,1 @@
+export function laneFiles(root: string): string[];
