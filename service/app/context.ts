@@ -117,9 +117,10 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
  * the full-text index follows it, and the event channel's sources come last.
  */
 export function startServices(ctx: ServiceContext): RunningServices {
-  ctx.usage.start();
+  const usageWarmed = ctx.usage.start();
   ctx.sessions.start();
-  ctx.fts.start();
+  // A restart's usage view first: the full-text reconcile waits for its pass (bounded).
+  ctx.fts.start(usageWarmed);
   const eventSources = startEventSources(ctx.events, ctx.sessions, ctx.fts);
   return {
     stop: async () => {

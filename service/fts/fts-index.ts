@@ -52,6 +52,8 @@ export interface SearchResult {
 type Phase = 'idle' | 'starting' | 'open' | 'recovering' | 'error' | 'closed';
 
 const OPEN_WAIT_MS = 10_000;
+/** The longest the first build waits for the start's foreground work (see start). */
+const AFTER_WAIT_MS = 2_000;
 const CLOSE_WAIT_MS = 5_000;
 
 /**
@@ -84,9 +86,15 @@ export class FtsIndex {
     private readonly foreground = new Foreground(),
   ) {}
 
-  start(): void {
+  /**
+   * `after`: work a user waits for at start that the first reconciliation (a message per
+   * session each way, on the main thread) should not compete with; waited for at most
+   * AFTER_WAIT_MS, so search is never held up for long.
+   */
+  start(after: Promise<unknown> = Promise.resolve()): void {
     this.unsubscribe = this.sessions.onLogChange((changes) => this.changed(changes));
-    void this.boot().catch((err: unknown) => this.fail(String(err)));
+    const waited = Promise.race([after.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, AFTER_WAIT_MS).unref())]);
+    void waited.then(() => this.boot()).catch((err: unknown) => this.fail(String(err)));
   }
 
   status(workspace?: string): FtsStatus {

@@ -100,10 +100,11 @@ export class UsageStore {
    * On a restart (aggregates saved), takes the saved usage of the logs in the window from
    * `sinceDay` on once the index has its titles, as a request would: the first request then
    * finds its answer made (one that comes earlier waits for this pass, as for any other).
+   * Resolves when the pass is done (at once when nothing was saved).
    */
-  warmFromSaved(sinceDay: number): void {
-    if (!this.saved?.exists()) return;
-    void this.index
+  warmFromSaved(sinceDay: number): Promise<void> {
+    if (!this.saved?.exists()) return Promise.resolve();
+    return this.index
       .titledList()
       .then(async () => {
         if (this.closed) return;

@@ -62,10 +62,12 @@ export class UsageService {
     );
   }
 
-  start(): void {
+  /** Resolves once the default window is taken from saved aggregates (at once on a first start). */
+  start(): Promise<void> {
     this.store.start();
-    this.store.warmFromSaved(dayOfMs(this.now()) - DEFAULT_DAYS + 1);
+    const warmed = this.store.warmFromSaved(dayOfMs(this.now()) - DEFAULT_DAYS + 1);
     this.sync.start();
+    return warmed;
   }
 
   /** Stops the timer, then the store (a pass under way ends at its next log), then waits for a report under way. */

@@ -3,13 +3,14 @@ import { Writable } from 'node:stream';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../service/config.js';
 import { createService } from '../../service/index.js';
 import { createHeadlessHost } from '../../service/host.js';
 import { createLogger } from '../../service/log.js';
 import { Foreground, whenNoForeground } from '../../service/process/foreground.js';
 import { BACKGROUND_NICE } from '../../service/process/thread-priority.js';
+import { UsageStore } from '../../service/usage/store.js';
 import { send, startService } from '../helpers/service.js';
 import { indexReady, seedStores } from './seed.js';
 
@@ -46,6 +47,27 @@ describe('the full-text build and foreground passes', () => {
       expect((await status()).documents).toBeGreaterThan(0);
     } finally {
       release();
+      await service.close();
+    }
+  });
+
+  it("waits for a restart's usage window pass at start, and no longer than its bound", async () => {
+    const config = loadConfig({ PATH: process.env.PATH, HOME: home, SPACE_PORT: '0', SPACE_HOST: '127.0.0.1' });
+    const sink = new Writable({ write: (_chunk, _enc, done) => done() });
+    // The usage view's first pass at start, held (as a long one would be).
+    const held = vi.spyOn(UsageStore.prototype, 'warmFromSaved').mockImplementation(() => new Promise<void>(() => undefined));
+    const started = Date.now();
+    const service = createService({ config, host: createHeadlessHost(), log: createLogger('info', sink) });
+    const { port } = await service.listen();
+    try {
+      const status = async () => (await send(port, 'GET', '/api/fts/index/all')).json();
+      await sleep(800); // the whole build takes well under a second when nothing holds it
+      expect((await status()).status).toBe('idle');
+      // Never released: the build starts once the bound (2 s) has passed.
+      await expect.poll(async () => (await status()).status, { timeout: 20_000 }).toBe('ready');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+    } finally {
+      held.mockRestore();
       await service.close();
     }
   });
