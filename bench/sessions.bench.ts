@@ -1,6 +1,6 @@
 /**
- * Sessions on a real service process, built and started as `npm start` starts it (the check
- * of build/ensure-built.mjs, then `node dist/service/cli.js`):
+ * Sessions on a real service process, built and started as `npm start` starts it
+ * (build/start.mjs: the build check, then the built service, in one process):
  * - first page over 10,000 sessions (runtimea file store, clia, clib): first start ever
  *   (spawn to the first complete answer: total equal to the sessions on disk, newest first,
  *   every title; index built from nothing) and restart (the index saved by the first run,
@@ -23,7 +23,8 @@ import { random, runtimeaLines, turns, writeBigLog, writeCorpus } from './corpus
 import { cpuMsOf, MB, median, ok, percentile, row, rssOf, sampleRss, timed } from './lib.js';
 
 const ROUNDS = 100;
-const BUILT = 'dist/service/cli.js';
+/** What `npm start` runs: the build check, then the built service, in one process. */
+const START = 'build/start.mjs';
 
 async function latencies(service: ChildService, target: string): Promise<number[]> {
   const times: number[] = [];
@@ -61,9 +62,7 @@ const load = () => `load ${os.loadavg()[0]!.toFixed(1)}`;
 async function firstPage(home: string, newest: string): Promise<{ service: ChildService; ms: number; listeningMs: number; cpuMs: number; rss: { stop(): number } }> {
   const started = process.hrtime.bigint();
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
-  const check = spawnSync(process.execPath, [path.join('build', 'ensure-built.mjs')], { stdio: 'inherit' });
-  if (check.status !== 0) throw new Error('the build failed');
-  const service = await startChildService({ home, env: { SPACE_LOG_LEVEL: 'info' }, entry: BUILT });
+  const service = await startChildService({ home, env: { SPACE_LOG_LEVEL: 'info' }, entry: START });
   const rss = sampleRss(service.pid);
   const listeningMs = elapsed();
   for (;;) {

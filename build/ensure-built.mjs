@@ -45,9 +45,11 @@ function stamped() {
   }
 }
 
-const before = fingerprint();
-const outputs = OUTPUTS.every((f) => existsSync(path.join(root, f)));
-if (!outputs || stamped() !== before) {
+/** Builds when the sources differ from the last build's; exits the process when the build fails. */
+export async function ensureBuilt() {
+  const before = fingerprint();
+  const outputs = OUTPUTS.every((f) => existsSync(path.join(root, f)));
+  if (outputs && stamped() === before) return;
   const started = Date.now();
   // Outputs removed by hand: the build info would have tsc believe they are there.
   if (!outputs) rmSync(BUILD_INFO, { force: true });
@@ -60,3 +62,5 @@ if (!outputs || stamped() !== before) {
   renameSync(`${STAMP}.tmp`, STAMP);
   process.stderr.write(`space: built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) await ensureBuilt();

@@ -36,7 +36,7 @@ const root = path.resolve(import.meta.dirname, '../..');
 export async function startChildService(options: ChildOptions): Promise<ChildService> {
   const entry = options.entry ?? 'service/cli.ts';
   // A built entry runs as `npm start` runs it: plain node, no TypeScript loader.
-  const node = entry.endsWith('.js') ? [process.execPath, entry] : [process.execPath, '--import', 'tsx', entry];
+  const node = /\.m?js$/.test(entry) ? [process.execPath, entry] : [process.execPath, '--import', 'tsx', entry];
   const [command, ...args] =
     options.fileSizeBlocks === undefined ? node : ['sh', '-c', `ulimit -f ${options.fileSizeBlocks} && exec "$@"`, 'sh', ...node];
   const child = spawn(command!, args, {

@@ -9,7 +9,8 @@ import { startChildService, type ChildService } from '../helpers/child-service.j
 
 /**
  * `npm start` (and `npm run app`) build only when the sources changed since the last build:
- * build/ensure-built.mjs run on a copy of the project, as package.json's scripts run it.
+ * build/ensure-built.mjs run on a copy of the project, as package.json's scripts run it
+ * (`npm start` runs build/start.mjs: the same check, then the service in the same process).
  */
 const root = path.resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
@@ -31,9 +32,9 @@ afterAll(async () => {
 });
 
 describe('npm start builds only what changed', () => {
-  it('the scripts run the check, then the prebuilt service', async () => {
+  it('the scripts run the check, then the prebuilt service (npm start: both in one process)', async () => {
     const scripts = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')).scripts;
-    expect(scripts.start).toBe('node build/ensure-built.mjs && node dist/service/cli.js');
+    expect(scripts.start).toBe('node build/start.mjs');
     expect(scripts.app).toBe('node build/ensure-built.mjs && electron .');
   });
 
@@ -81,7 +82,8 @@ describe('npm start builds only what changed', () => {
           await service.stop();
         }
       };
-      const bundled = (await answers(path.join(copy, 'dist', 'service', 'cli.js'))) as any;
+      // As `npm start` runs it: the check (nothing to build), then the bundle, in one process.
+      const bundled = (await answers(path.join(copy, 'build', 'start.mjs'))) as any;
       expect(bundled.sessions.total).toBe(60);
       expect(bundled.fts.status).toBe('ready');
       expect(bundled.fts.sessions).toBe(60);
