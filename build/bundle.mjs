@@ -13,6 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -63,4 +64,5 @@ export async function bundle() {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await bundle();
+// Run as a script (a path with spaces is percent-encoded in the module's URL).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await bundle();

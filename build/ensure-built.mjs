@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const root = path.resolve(import.meta.dirname, '..');
 const SOURCES = ['service', 'main', 'preload'];
@@ -63,4 +64,5 @@ export async function ensureBuilt() {
   process.stderr.write(`space: built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await ensureBuilt();
+// Run as a script (a path with spaces is percent-encoded in the module's URL).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await ensureBuilt();

@@ -114,7 +114,8 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
 /**
  * Starts the long-lived services: the usage store listens to the session index before it
  * builds, the index builds off the request path (the first sessions request waits for it),
- * the full-text index follows it, and the event channel's sources come last.
+ * the full-text index follows it (on a restart, once usage has taken its default window from
+ * the saved aggregates: bounded, see FtsIndex.start), and the event channel's sources come last.
  */
 export function startServices(ctx: ServiceContext): RunningServices {
   const usageWarmed = ctx.usage.start();

@@ -20,7 +20,8 @@ const ensureBuilt = async (): Promise<string> => (await run(process.execPath, [p
 const mtimeOf = async (file: string): Promise<number> => (await stat(path.join(copy, file))).mtimeMs;
 
 beforeAll(async () => {
-  copy = await mkdtemp(path.join(os.tmpdir(), 'space-start-'));
+  // A space in the path, as in many users' folders (the scripts must still know they run as scripts).
+  copy = await mkdtemp(path.join(os.tmpdir(), 'space start-'));
   for (const entry of ['service', 'main', 'preload', 'build', 'templates', 'config', 'web', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']) {
     await cp(path.join(root, entry), path.join(copy, entry), { recursive: true });
   }
