@@ -2,6 +2,7 @@ import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import type { Supervisor } from '../../process/supervisor.js';
+import { runToEnd } from '../../process/run.js';
 import { which } from '../../process/which.js';
 
 /**
@@ -57,22 +58,20 @@ async function findNode(config: Config, supervisor: Supervisor, env: NodeJS.Proc
   );
 }
 
-/** `node --version` through the supervisor (every child goes through it); undefined if it fails. */
+/**
+ * `node --version` through the supervisor (every child goes through it); undefined if it
+ * fails. runToEnd waits for stdout to close as well as for the exit: the exit event can come
+ * before the output is read (seen on a loaded machine as "not a Node binary that runs").
+ */
 async function nodeVersion(node: string, supervisor: Supervisor, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  let proc;
+  let run;
   try {
-    proc = await supervisor.spawn({ command: node, args: ['--version'], env, stdio: ['ignore', 'pipe', 'ignore'] });
+    run = await runToEnd(supervisor, { command: node, args: ['--version'], env, timeoutMs: 5000, maxStdout: 1024 });
   } catch {
     return undefined;
   }
-  let out = '';
-  proc.child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  const timer = setTimeout(() => void proc.stop(), 5000);
-  const exit = await proc.exited;
-  clearTimeout(timer);
-  await proc.stop();
-  const version = out.trim();
-  return exit.code === 0 && /^v\d+\.\d+\.\d+/.test(version) ? version : undefined;
+  const version = run.stdout.trim();
+  return run.code === 0 && /^v\d+\.\d+\.\d+/.test(version) ? version : undefined;
 }
 
 function major(version: string): number {

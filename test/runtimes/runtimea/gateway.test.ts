@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -242,6 +243,19 @@ describe('runtimea gateway supervisor', () => {
     const fromPath = await service({ SPACE_RUNTIMEA_NODE: '' });
     if (Number(process.versions.node.split('.')[0]) < 24) {
       await expect(fromPath.service.ctx.runtimeaGateway.ensure()).rejects.toThrow(/needs Node 24 or newer, and none was found \(tried .*\)\. Install Node 24 .* and set SPACE_RUNTIMEA_NODE to it\./);
+    }
+  });
+
+  it("a Node whose version line comes after its exit is still read (the exit event can come before the output)", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'late-node-'));
+    try {
+      // Prints its version from a background shell once it has exited itself.
+      const late = path.join(dir, 'late-node');
+      await writeFile(late, `#!/bin/sh\nif [ "$1" = "--version" ]; then (sleep 0.3; echo v24.21.0) & exit 0; fi\nexec node "$@"\n`, { mode: 0o755 });
+      const svc = await service({ SPACE_RUNTIMEA_NODE: late });
+      await expect(svc.service.ctx.runtimeaGateway.ensure()).resolves.toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/) });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
