@@ -139,9 +139,8 @@ describe.skipIf(!claude)('permission modes on the real claude CLI', () => {
   it('a spec client (no permission_mode, no stream_events) gets only the spec events for a tool turn', async () => {
     const { sse } = await open({ text: 'Please run echo hi' });
     await sse.ended;
-    expect(new Set(sse.named().map((e) => e.event))).toEqual(new Set(['session-created', 'text-delta', 'done']));
-    expect(sse.named()[0]!.event).toBe('session-created');
-    expect(sse.named().at(-1)!.event).toBe('done');
+    const events = sse.named().map((e) => e.event);
+    expect(events).toEqual(['session-created', ...Array(events.length - 2).fill('text-delta'), 'done']);
     expect(textOf(sse)).toBe("I'll run that command.\n\nThe tool returned: hi");
   });
 
