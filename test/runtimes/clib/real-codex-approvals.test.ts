@@ -104,6 +104,17 @@ describe.skipIf(!codex)('permission modes on the real codex', () => {
     expect(existsSync(path.join(project, 'accept-edits-command.txt'))).toBe(false);
   });
 
+  it('accept_edits: a file change outside the project is asked, and denied, not written', async () => {
+    const outside = path.join(chat.home, 'space-projects', 'outside-accept-edits.txt');
+    const { sse } = await open({ text: '[[patch: ../outside-accept-edits.txt outside-edit]] add the file', permission_mode: 'accept_edits' });
+    const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);
+    expect(asked.data).toMatchObject({ tool: 'file_change', input: { changes: [{ path: outside, kind: 'add' }] } });
+    await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'deny' });
+    await sse.ended;
+    expect(sse.named().at(-1)!.event).toBe('done');
+    expect(existsSync(outside)).toBe(false);
+  });
+
   it('plan: a command that writes is refused by the read-only sandbox, nothing is asked', async () => {
     const { sse } = await open({ text: '[[shell: touch planned.txt]] make the file', permission_mode: 'plan' });
     await sse.ended;
