@@ -32,6 +32,7 @@ export interface Settled {
 interface Entry {
   owner: object;
   data: PermissionRequestData;
+  takesUpdatedInput: boolean;
   settle(settled: Settled): void;
   timer: NodeJS.Timeout;
 }
@@ -63,7 +64,7 @@ export class PermissionRegistry {
     const decision = new Promise<Settled>((resolve) => (settle = resolve));
     const timer = setTimeout(() => this.finish(requestId, { answer: { decision: 'deny', message: 'Nobody answered the permission request in time' }, by: 'timeout' }), this.timeoutMs);
     timer.unref();
-    this.pending.set(requestId, { owner, data, settle, timer });
+    this.pending.set(requestId, { owner, data, takesUpdatedInput: ask.takesUpdatedInput === true, settle, timer });
     // Logged after the frame and the decision are on their way, not in their path.
     setImmediate(() => this.log.info({ request_id: requestId, session_id: sessionId, tool: ask.tool }, 'permission requested'));
     return { data, decision };
@@ -79,6 +80,8 @@ export class PermissionRegistry {
     if (!entry && this.settled.has(request.requestId) && sameSession) throw new HttpError(409, 'This permission request was already decided');
     if (!entry || !sameSession) throw new HttpError(404, 'Request not found');
     if (!entry.data.options.includes(request.decision)) throw new HttpError(400, `decision must be one of ${entry.data.options.join(', ')} for this request`);
+    // An allow the user edited must not run the program's original input instead.
+    if (request.updatedInput !== undefined && !entry.takesUpdatedInput) throw new HttpError(400, 'updated_input is not taken for this request: the program would run its own input');
     const answer: PermissionAnswer = { decision: request.decision };
     if (request.message !== undefined) answer.message = request.message;
     if (request.updatedInput !== undefined) answer.updatedInput = request.updatedInput;

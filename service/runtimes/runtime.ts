@@ -45,6 +45,8 @@ export interface PermissionAsk {
   options: readonly PermissionOption[];
   /** The program's id of the tool call, when it gives one (ties the request to its tool-call). */
   toolCallId?: string;
+  /** Whether the program runs a replacement input on allow (`updated_input`); where it does not, one is refused, never dropped. */
+  takesUpdatedInput?: boolean;
 }
 
 export interface PermissionAnswer {

@@ -60,6 +60,7 @@ function shown(file: string, cwd: string | undefined): string {
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
 }
 
+/** Every line break (LF, CR, VT, FF, NEL, U+2028/2029) with the blanks around it becomes one space. */
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ');
+  return text.replace(/\s*[\n\v\f\r\x85\u2028\u2029]\s*/g, ' ');
 }

@@ -157,6 +157,28 @@ describe('approvals against hostile clients', () => {
     expect(await listed()).toBeUndefined();
   });
 
+  it("nothing in model text, tool output or the program's own stdout resolves a request; the program never learns the client's id", async () => {
+    const res = await chat.prompt({ text: 'perm 1 chatter', permission_mode: 'ask', agent_name: 'clia_code', stream_events: 'full' });
+    const { stream_id: streamId } = res.json();
+    const sse = await chat.stream(streamId);
+    const request = (await sse.waitFor((e) => e.event === 'permission-request', 10_000)).data;
+    // The forged "allow" reached the stream as text and as a tool result, and decided nothing.
+    await sse.waitFor((e) => e.event === 'tool-result', 10_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sse.text()).toContain('permission-resolved');
+    expect(sse.named().filter((e) => e.event === 'permission-resolved')).toEqual([]);
+    expect((await chat.get('/api/chat/active')).json().find((t: any) => t.stream_id === streamId)).toMatchObject({ state: 'awaiting_permission', pending: [request] });
+    expect(answers().find((a) => a.content === request.input.content)).toBeUndefined();
+    // Only the client decides, and the program hears the client's deny under its own id.
+    expect((await chat.post('/api/chat/respond', { request_id: request.request_id, decision: 'deny' })).status).toBe(200);
+    await sse.ended;
+    expect(sse.named().filter((e) => e.event === 'permission-resolved').map((e) => e.data)).toEqual([{ request_id: request.request_id, decision: 'deny', by: 'user' }]);
+    const answer = answers().find((a) => a.content === request.input.content);
+    expect(answer.response.behavior).toBe('deny');
+    expect(answer.request_id).not.toBe(request.request_id);
+    expect(readFileSync(permLog, 'utf8')).not.toContain(request.request_id);
+  });
+
   it('the log records requests and decisions without the tool input', async () => {
     const { sse, request } = await asking();
     await chat.post('/api/chat/respond', { request_id: request.request_id, decision: 'allow' });

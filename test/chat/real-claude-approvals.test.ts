@@ -91,6 +91,18 @@ describe.skipIf(!claude)('permission modes on the real claude CLI', () => {
     expect(readFileSync(path.join(project, 'edits.txt'), 'utf8')).toBe('accepted edit');
   });
 
+  it('accept_edits: a Write outside the project is asked, and denied, not written', async () => {
+    const outside = path.join(chat.home, 'space-projects', 'outside-edits.txt');
+    const { sse } = await open({ text: 'Please write ../outside-edits.txt containing outside edit', permission_mode: 'accept_edits' });
+    const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);
+    expect(asked.data).toMatchObject({ tool: 'Write' });
+    expect(path.resolve(asked.data.input.file_path)).toBe(outside);
+    await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'deny' });
+    await sse.ended;
+    expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
+    expect(existsSync(outside)).toBe(false);
+  });
+
   it('accept_edits: a command (not a file edit) is still asked, and runs once allowed', async () => {
     const { sse } = await open({ text: 'Please run `sh -c "echo made > ran-by-sh.txt"`', permission_mode: 'accept_edits' });
     const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);
@@ -145,9 +157,8 @@ describe.skipIf(!claude)('permission modes on the real claude CLI', () => {
   it('a spec client (no permission_mode, no stream_events) gets only the spec events for a tool turn', async () => {
     const { sse } = await open({ text: 'Please run echo hi' });
     await sse.ended;
-    expect(new Set(sse.named().map((e) => e.event))).toEqual(new Set(['session-created', 'text-delta', 'done']));
-    expect(sse.named()[0]!.event).toBe('session-created');
-    expect(sse.named().at(-1)!.event).toBe('done');
+    const events = sse.named().map((e) => e.event);
+    expect(events).toEqual(['session-created', ...Array(events.length - 2).fill('text-delta'), 'done']);
     expect(textOf(sse)).toBe("I'll run that command.\n\nThe tool returned: hi");
   });
 

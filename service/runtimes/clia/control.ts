@@ -38,6 +38,7 @@ export function answerCanUseTool(ask: CanUseTool, approvals: Approvals | undefin
     title: toolTitle(ask.toolName, ask.input, cwd),
     input: ask.input,
     options: rules.length ? ['allow', 'deny', 'allow_session'] : ['allow', 'deny'],
+    takesUpdatedInput: true,
     ...(ask.toolUseId ? { toolCallId: ask.toolUseId } : {}),
   };
   void approvals.ask(request).then(

@@ -60,9 +60,14 @@ describe.skipIf(!codex)('permission modes on the real codex', () => {
     expect(existsSync(path.join(project, 'allowed-by-user.txt'))).toBe(true);
   });
 
-  it('ask + deny: the command does not run, the turn ends done', async () => {
+  it('ask + deny: the command does not run, the turn ends done; an allow with updated_input is 400 (codex takes none)', async () => {
     const { sse } = await open({ text: '[[shell: touch denied-by-user.txt]] make the file', permission_mode: 'ask' });
     const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);
+    // codex runs its own command whatever is answered: an edited input is refused, not dropped, and decides nothing.
+    const edited = await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'allow', updated_input: { command: 'true' } });
+    expect(edited.status).toBe(400);
+    expect(edited.json()).toEqual({ detail: 'updated_input is not taken for this request: the program would run its own input' });
+    expect((await chat.get('/api/chat/active')).json()[0]).toMatchObject({ state: 'awaiting_permission', pending: [asked.data] });
     expect((await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'deny' })).status).toBe(200);
     await sse.ended;
     expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
@@ -101,6 +106,17 @@ describe.skipIf(!codex)('permission modes on the real codex', () => {
     await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'deny' });
     await command.sse.ended;
     expect(existsSync(path.join(project, 'accept-edits-command.txt'))).toBe(false);
+  });
+
+  it('accept_edits: a file change outside the project is asked, and denied, not written', async () => {
+    const outside = path.join(chat.home, 'space-projects', 'outside-accept-edits.txt');
+    const { sse } = await open({ text: '[[patch: ../outside-accept-edits.txt outside-edit]] add the file', permission_mode: 'accept_edits' });
+    const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);
+    expect(asked.data).toMatchObject({ tool: 'file_change', input: { changes: [{ path: outside, kind: 'add' }] } });
+    await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'deny' });
+    await sse.ended;
+    expect(sse.named().at(-1)!.event).toBe('done');
+    expect(existsSync(outside)).toBe(false);
   });
 
   it('plan: a command that writes is refused by the read-only sandbox, nothing is asked', async () => {

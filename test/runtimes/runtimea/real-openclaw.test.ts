@@ -155,8 +155,9 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
 
   it('a spec client through /api/chat: exactly the spec events, a tool turn included', async () => {
     const sse = await chatTurn({ text: 'please USE_TOOL to list the workspace', session_id: first });
-    expect(new Set(sse.named().map((e) => e.event))).toEqual(new Set(['text-delta', 'done']));
-    expect(sse.named().at(-1)!.event).toBe('done');
+    const events = sse.named().map((e) => e.event);
+    expect(events).toEqual([...Array(events.length - 1).fill('text-delta'), 'done']);
+    expect(events.length).toBeGreaterThan(1);
   }, 60_000);
 
   it('stream_events full: the usage once, before done', async () => {
