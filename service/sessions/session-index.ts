@@ -1,11 +1,11 @@
 import type { Logger } from '../log.js';
 import type { FileKey } from './file-log.js';
-import { CountStore } from './count-store.js';
 import { IndexSnapshot, viewsOf, type IndexState } from './index-store.js';
 import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
-import { LogReader, type LogVersion } from './logs.js';
+import { LogReader } from './logs.js';
 import { byPrecedence, mergeSessions, nonBlank, type SessionView } from './merge.js';
+import { MessageCounts } from './message-counts.js';
 import { DIR_QUIET_MS, IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
@@ -36,7 +36,6 @@ export class SessionIndex {
   /** Refreshes under way: the listing may lag the files meanwhile, and is then not saved. */
   private refreshing = 0;
   private built: Promise<void> = Promise.resolve();
-  private countsLoaded: Promise<void> = Promise.resolve();
   private titled: Promise<void> = Promise.resolve();
   private readonly dirty = new Set<string>();
   private refreshScheduled = false;
@@ -44,15 +43,10 @@ export class SessionIndex {
   private closed = false;
   /** Changes are told once the first build is done (its sessions are not news). */
   private live = false;
-  private warming = false;
-  private countsAnnounced = false;
-  private warmFrom = 0;
-  /** Logs that changed since they were counted, by path: counted first. */
-  private readonly recount = new Map<string, LogRef>();
   private readonly listeners = new Set<(changes: LogChange[]) => void>();
   private readonly sessionListeners = new Set<(views: SessionView[]) => void>();
 
-  private readonly counts: CountStore | undefined;
+  private readonly counts: MessageCounts;
   private readonly snapshot: IndexSnapshot | undefined;
 
   constructor(
@@ -61,7 +55,7 @@ export class SessionIndex {
     private readonly options: { watch?: boolean; countsFile?: string; indexFile?: string } = {},
   ) {
     this.files = new SourceFiles(roots, this.logs, log);
-    this.counts = options.countsFile ? new CountStore(options.countsFile, this.logs.files, log) : undefined;
+    this.counts = new MessageCounts(this.logs, (ref) => this.files.versionOf(ref), () => this.views, log, options.countsFile);
     this.snapshot = options.indexFile ? new IndexSnapshot(options.indexFile, roots, () => this.state(), log) : undefined;
   }
 
@@ -74,7 +68,7 @@ export class SessionIndex {
     // (a walk after the watches were in place cost a second stat of every file at start-up).
     if (this.options.watch !== false) this.watcher = watchSessions(this.roots, (paths) => void this.markDirty(paths), this.log);
     // Saved counts load beside the build (not before it); answers wait for both.
-    this.countsLoaded = this.counts?.load() ?? Promise.resolve();
+    this.counts.load();
     this.built = this.enqueue(async () => {
       const started = Date.now();
       const saved = await this.snapshot?.load();
@@ -113,7 +107,7 @@ export class SessionIndex {
       if (this.closed) return;
       // The watches are in place since start(); from here on changes are news.
       this.live = true;
-      this.warmCounts();
+      this.counts.warm();
       this.proveFolders();
     });
   }
@@ -125,7 +119,7 @@ export class SessionIndex {
    */
   async current(): Promise<void> {
     await this.built;
-    await this.countsLoaded;
+    await this.counts.whenLoaded();
   }
 
   /**
@@ -180,22 +174,8 @@ export class SessionIndex {
   }
 
   /** The message count of a session's log: cached, else counted now (and cached). */
-  async messageCount(view: SessionView): Promise<number> {
-    if (!view.log) return 0;
-    const version = this.files.versionOf(view.log);
-    const cached = this.logs.cachedCount(view.log, version);
-    if (cached !== undefined) return cached;
-    return this.countLog(view.log, version, view.id);
-  }
-
-  /** One unreadable log must not break a listing: it counts as empty until it changes. */
-  private async countLog(ref: LogRef, version: LogVersion | undefined, what: string): Promise<number> {
-    try {
-      return await this.logs.count(ref, version);
-    } catch (err) {
-      if (!isMissing(err)) this.log.warn({ err: String(err), session: what }, 'session log not counted');
-      return 0;
-    }
+  messageCount(view: SessionView): Promise<number> {
+    return this.counts.count(view);
   }
 
   /** Tells `listener` about logs that changed, after each refresh. Returns the unsubscribe. */
@@ -245,9 +225,10 @@ export class SessionIndex {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.counts.stop();
     await this.watcher?.close();
     await this.queue.catch(() => undefined);
-    await Promise.all([this.counts?.close(), this.snapshot?.close()]);
+    await Promise.all([this.counts.close(), this.snapshot?.close()]);
   }
 
   /**
@@ -302,9 +283,7 @@ export class SessionIndex {
       }
       // A changed log is counted again; the walk over every session starts over only when
       // the list was made anew (sessions came, went or moved).
-      for (const change of changes) if (change.ref) this.recount.set(change.path, change.ref);
-      if (structural || changes.some((c) => !c.ref)) this.warmFrom = 0;
-      this.warmCounts();
+      this.counts.changed(changes, structural);
     }
     if (this.live && (structural || changes.length > 0) && this.sessionListeners.size > 0) this.tellSessions(changedSessions(before, this.views, structural, changes, this.byLog));
     return structural;
@@ -354,48 +333,6 @@ export class SessionIndex {
   private state(): IndexState {
     return { ...this.files.state(), ...(this.refreshing === 0 ? { views: this.views } : {}) };
   }
-
-  /** Counts, in the background and newest first, every log whose count is not cached yet. */
-  private warmCounts(): void {
-    if (this.warming || this.closed) return;
-    this.warming = true;
-    const started = Date.now();
-    let counted = 0;
-    void (async () => {
-      try {
-        while (!this.closed) {
-          const changed = this.recount.entries().next();
-          if (!changed.done) {
-            const [p, ref] = changed.value;
-            this.recount.delete(p);
-            const version = this.files.versionOf(ref);
-            if (version === undefined || this.logs.cachedCount(ref, version) !== undefined) continue;
-            await this.countLog(ref, version, p);
-            counted++;
-            continue;
-          }
-          const views = this.views;
-          let i = this.warmFrom;
-          while (i < views.length && !(views[i]!.log && this.logs.cachedCount(views[i]!.log!, this.files.versionOf(views[i]!.log!)) === undefined)) i++;
-          if (i >= views.length) {
-            this.warmFrom = i; // every session counted: the next change needs no walk
-            break;
-          }
-          this.warmFrom = i + 1;
-          await this.messageCount(views[i]!).catch(() => undefined);
-          counted++;
-        }
-        // Said once per start even when every count was saved (nothing to count), then after each catch-up.
-        if ((counted > 0 || !this.countsAnnounced) && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
-        this.countsAnnounced = true;
-      } finally {
-        this.warming = false;
-        // A change that came as the walk ended.
-        if (this.recount.size > 0) this.warmCounts();
-      }
-    })();
-  }
-
 }
 
 /** Ids whose title comes from an index: the owning record's title, or a project index's. */
@@ -409,9 +346,4 @@ function titledIds(records: readonly SourceRecord[]): Set<string> {
   }
   for (const [id, owner] of owners) if (nonBlank(owner.title)) titled.add(id);
   return titled;
-}
-
-function isMissing(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
 }
