@@ -9,6 +9,7 @@ import { serveOnLoopback } from './loopback-server.js';
  * adds an internal-context user message after it, which is skipped.
  *   default          "Fake reply #n: you said "<text>""
  *   USE_TOOL         a call of OpenClaw's `ls` tool; once its result is back, "Tool ls returned: ..."
+ *   RUN_CMD<c>       a call of OpenClaw's `exec` tool with command c; then "Tool exec returned: ..."
  *   SLOW_<n>S        n seconds before the first byte        FAIL_500  HTTP 500
  */
 export interface FakeChat {
@@ -43,13 +44,14 @@ export async function startFakeChat(options: { gapMs?: number } = {}): Promise<F
     };
     await send(chunk({ role: 'assistant', content: '' }));
     let output: string;
-    if (text.includes('USE_TOOL') && toolResult === undefined) {
-      output = '{}';
-      await send(chunk({ tool_calls: [{ index: 0, id: `callfake${replies}`, type: 'function', function: { name: 'ls', arguments: '' } }] }));
-      await send(chunk({ tool_calls: [{ index: 0, function: { arguments: '{}' } }] }));
+    const call = toolCallOf(text);
+    if (call && toolResult === undefined) {
+      output = call.arguments;
+      await send(chunk({ tool_calls: [{ index: 0, id: `callfake${replies}`, type: 'function', function: { name: call.name, arguments: '' } }] }));
+      await send(chunk({ tool_calls: [{ index: 0, function: { arguments: call.arguments } }] }));
       await send(chunk({}, 'tool_calls'));
     } else {
-      output = toolResult !== undefined ? `Tool ls returned: ${toolResult.replace(/\n/g, ' ')}` : `Fake reply #${replies}: you said "${text}"`;
+      output = toolResult !== undefined ? `Tool ${call?.name ?? 'ls'} returned: ${toolResult.replace(/\n/g, ' ')}` : `Fake reply #${replies}: you said "${text}"`;
       for (const piece of output.match(/.{1,12}/gs) ?? []) await send(chunk({ content: piece }));
       await send(chunk({}, 'stop'));
     }
@@ -70,6 +72,13 @@ export async function startFakeChat(options: { gapMs?: number } = {}): Promise<F
 interface Message {
   role: string;
   content: unknown;
+}
+
+/** The tool call a prompt asks for: USE_TOOL (OpenClaw's `ls`) or RUN_CMD<command> (its `exec`). */
+function toolCallOf(text: string): { name: string; arguments: string } | undefined {
+  const command = /RUN_CMD<([^>]*)>/.exec(text)?.[1];
+  if (command !== undefined) return { name: 'exec', arguments: JSON.stringify({ command }) };
+  return text.includes('USE_TOOL') ? { name: 'ls', arguments: '{}' } : undefined;
 }
 
 const INTERNAL = '<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>';

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
 import { resumed, turnTitle } from '../turn-books.js';
-import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
+import type { Approvals, PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
+import { GatewayOperator } from './operator.js';
 import type { SentAttachments } from './sent-attachments.js';
 import { GatewaySessionStore, type SessionRow } from './session-store.js';
 import { ROW_WAIT_MS, RuntimeaTurn, type RuntimeaPlan } from './turn.js';
@@ -34,15 +35,18 @@ export class RuntimeaRuntime implements Runtime {
   /** Images go to the gateway as `image_url` data URLs (its chat endpoint's image input). */
   readonly inputs = { images: true };
   readonly heartbeatMs: number;
-  /** Only auto: the service reaches the gateway over its HTTP chat endpoint, which carries no approvals (docs/approvals.md). */
-  readonly permissionModes = ['auto'] as const;
-  readonly permissionNote = 'the service talks to the gateway over its HTTP chat endpoint, which carries no approvals or per-turn permission mode';
+  /** OpenClaw asks only about commands (its file tools write inside the session's root unasked), so `ask` would be a silent downgrade (docs/approvals.md). */
+  readonly permissionModes = ['auto', 'accept_edits', 'plan'] as const;
+  readonly permissionNote = 'its gateway asks about commands only, never about file edits (they go ahead inside the session folder); use accept_edits to be asked about commands';
   readonly store: GatewaySessionStore;
   readonly gateway: RuntimeaGateway;
   readonly sentAttachments: SentAttachments;
+  /** Opened by the first turn whose permission mode is not `auto`. */
+  private readonly operator: GatewayOperator;
 
   constructor(private readonly ctx: RuntimeaRuntimeDeps) {
     this.gateway = ctx.runtimeaGateway;
+    this.operator = new GatewayOperator(() => this.gateway.ensure(), ctx.log);
     this.store = new GatewaySessionStore(ctx.config.runtimea.stateDir);
     this.sentAttachments = ctx.runtimeaAttachments;
     this.heartbeatMs = ctx.config.chat.heartbeatRuntimeaMs;
@@ -56,21 +60,23 @@ export class RuntimeaRuntime implements Runtime {
     if (request.sessionId) {
       const row = resumed(await this.store.bySessionId(request.sessionId));
       const plan = this.plan(request, row.agent, keyHeader(row), row.sessionKey, request.sessionId);
-      return { sessionId: request.sessionId, run: (signal) => this.bind(new RuntimeaTurn(this.deps(), plan).start(), signal) };
+      return { sessionId: request.sessionId, run: (signal, approvals) => this.bind(new RuntimeaTurn(this.deps(), plan).start(), signal, approvals) };
     }
     const { agent, modelOverride } = agentOf(request.model);
     const header = `space-${randomUUID()}`;
     const turn = new RuntimeaTurn(this.deps(), this.plan(request, agent, header, `agent:${agent}:${header}`, undefined, modelOverride)).start();
     const sessionId = await turn.sessionIdWithin(ROW_WAIT_MS);
     // The turn is already running upstream: a stream that is never opened cancels it.
-    return { sessionId, run: (signal) => this.bind(turn, signal), discard: () => turn.abort() };
+    return { sessionId, run: (signal, approvals) => this.bind(turn, signal, approvals), discard: () => turn.abort() };
   }
 
-  close(): Promise<void> {
-    return this.gateway.stop();
+  async close(): Promise<void> {
+    await this.operator.close();
+    await this.gateway.stop();
   }
 
-  private bind(turn: RuntimeaTurn, signal: AbortSignal): RuntimeaTurn['queue'] {
+  private bind(turn: RuntimeaTurn, signal: AbortSignal, approvals: Approvals | undefined): RuntimeaTurn['queue'] {
+    turn.bindApprovals(approvals);
     if (signal.aborted) turn.abort();
     else signal.addEventListener('abort', () => turn.abort(), { once: true });
     return turn.queue;
@@ -87,11 +93,12 @@ export class RuntimeaRuntime implements Runtime {
       ...(request.agentId ? { projectId: request.agentId } : {}),
       title: turnTitle(request.text),
       ...(request.attachments ? { attachments: request.attachments } : {}),
+      ...(request.permissionMode ? { permissionMode: request.permissionMode } : {}),
     };
   }
 
   private deps() {
-    return { endpoint: () => this.gateway.ensure(), store: this.store, sentAttachments: this.sentAttachments, log: this.ctx.log, projectsRoot: this.ctx.config.projectsRoot };
+    return { endpoint: () => this.gateway.ensure(), store: this.store, sentAttachments: this.sentAttachments, log: this.ctx.log, projectsRoot: this.ctx.config.projectsRoot, operator: this.operator };
   }
 }
 

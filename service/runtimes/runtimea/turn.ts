@@ -6,13 +6,15 @@ import type { Logger } from '../../log.js';
 import { runDetails, userRecordId, type RunDetails } from '../../transcripts/runtimea.js';
 import { attachmentRecords, withFileNames } from '../attachments.js';
 import { EventQueue } from '../event-queue.js';
-import type { Attachment, RuntimeEvent, TurnUsage } from '../runtime.js';
+import type { Approvals, Attachment, PermissionMode, RuntimeEvent, TurnUsage } from '../runtime.js';
 import { errorEvent, recordInProject, sessionEvent } from '../turn-books.js';
 import { parseChatData, refusalMessage, SseDataSplitter } from './chat-sse.js';
 import type { GatewayEndpoint } from './gateway.js';
+import type { GatewayOperator } from './operator.js';
 import type { GatewaySessionStore } from './session-store.js';
 import type { SentAttachments } from './sent-attachments.js';
 import { copyTranscript } from './transcript.js';
+import { TurnPermissions } from './turn-permissions.js';
 
 /**
  * One runtimea turn: POST /v1/chat/completions on the gateway (stream, include_usage, model
@@ -39,6 +41,8 @@ export interface RuntimeaPlan {
   projectId?: string;
   title: string;
   attachments?: readonly Attachment[];
+  /** Default `auto`: the session keeps the gateway's own policy and nothing is asked. */
+  permissionMode?: PermissionMode;
 }
 
 export interface RuntimeaDeps {
@@ -48,6 +52,8 @@ export interface RuntimeaDeps {
   sentAttachments: SentAttachments;
   log: Logger;
   projectsRoot: string;
+  /** The operator connection, for a turn whose permission mode is not `auto`. */
+  operator: GatewayOperator;
   rowWaitMs?: number;
 }
 
@@ -67,6 +73,7 @@ export class RuntimeaTurn {
   private started = false;
   /** When the prompt went to the gateway (epoch ms), to find its user record afterwards. */
   private sentAt: number | undefined;
+  private readonly permissions: TurnPermissions;
 
   constructor(
     private readonly deps: RuntimeaDeps,
@@ -74,6 +81,12 @@ export class RuntimeaTurn {
   ) {
     this.sessionId = plan.sessionId;
     this.resolved = !!plan.sessionId;
+    this.permissions = new TurnPermissions(deps.operator, plan.sessionKey, plan.permissionMode ?? 'auto', deps.log);
+  }
+
+  /** The engine's answers to the exec approvals of a turn in a mode that asks (given when its stream runs it). */
+  bindApprovals(approvals: Approvals | undefined): void {
+    this.permissions.bind(approvals);
   }
 
   /** Starts the turn (once). */
@@ -115,6 +128,7 @@ export class RuntimeaTurn {
     } catch (err) {
       terminal = this.aborted ? { type: 'done', finishReason: 'aborted' } : errorEvent(err);
     }
+    await this.permissions.end();
     const { usage } = this;
     // The run's details only for a session known when its stream ended (as the usage was reported).
     const known = this.sessionId;
@@ -145,6 +159,12 @@ export class RuntimeaTurn {
     } catch (err) {
       return { type: 'error', message: `An attachment could not be read: ${(err as Error).message}` };
     }
+    try {
+      await this.permissions.begin();
+    } catch (err) {
+      return { type: 'error', message: `The runtimea gateway did not take the permission mode: ${(err as Error).message}` };
+    }
+    if (this.aborted) return { type: 'done', finishReason: 'aborted' };
     this.sentAt = Date.now();
     try {
       response = await this.post(endpoint, content);
