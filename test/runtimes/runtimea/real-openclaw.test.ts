@@ -7,7 +7,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livePidsInGroup } from '../../../service/process/supervisor.js';
-import type { RuntimeEvent } from '../../../service/runtimes/runtime.js';
+import type { PermissionMode, RuntimeEvent } from '../../../service/runtimes/runtime.js';
 import { RuntimeaRuntime } from '../../../service/runtimes/runtimea/runtime.js';
 import { startFakeChat, type FakeChat } from '../../fakes/openai-chat.js';
 import { textOf } from '../../helpers/events.js';
@@ -38,8 +38,8 @@ async function modelsWith(url: string, bearer: string): Promise<number> {
   return (await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${bearer}` } })).status;
 }
 
-async function turnOf(runtime: RuntimeaRuntime, text: string): Promise<RuntimeEvent[]> {
-  const turn = await runtime.prepare({ text });
+async function turnOf(runtime: RuntimeaRuntime, text: string, permissionMode?: PermissionMode): Promise<RuntimeEvent[]> {
+  const turn = await runtime.prepare({ text, ...(permissionMode ? { permissionMode } : {}) });
   const events: RuntimeEvent[] = [];
   for await (const event of turn.run(new AbortController().signal)) events.push(event);
   return events;
@@ -205,9 +205,14 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway: other set-u
     expect(config.gateway.auth).toEqual({ mode: 'password', password: { source: 'env', provider: 'default', id: 'OPENCLAW_GATEWAY_PASSWORD' } });
     // Where the user keeps them: the state folder's .env (also the service's env file).
     await writeFile(path.join(svc.home, '.runtimea', '.env'), `CUSTOM_API_KEY=${KEY}\nOPENCLAW_GATEWAY_PASSWORD=${password}\n`);
-    const events = await turnOf(new RuntimeaRuntime(svc.service.ctx), 'hello with a password');
+    const runtime = new RuntimeaRuntime(svc.service.ctx);
+    const events = await turnOf(runtime, 'hello with a password');
     expect(textOf(events)).toMatch(/^Fake reply #\d+: you said "hello with a password"$/);
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+    // The operator connection (a `plan` turn sets the session read-only over it) takes the password too.
+    const planned = await turnOf(runtime, 'hello planned with a password', 'plan');
+    expect(planned.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
+    expect(textOf(planned)).toMatch(/^Fake reply #\d+: you said "hello planned with a password"$/);
     // The gateway kept the user's mode: their password opens it.
     expect(await modelsWith(svc.service.ctx.runtimeaGateway.status().url!, password)).toBe(200);
     await svc.close();
@@ -244,6 +249,9 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway: other set-u
     const events = await turnOf(new RuntimeaRuntime(svc.service.ctx), 'hello daemon');
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
     expect(textOf(events)).toMatch(/^Fake reply #\d+: you said "hello daemon"$/);
+    // The user's own gateway takes the service's operator connection as well (a `plan` turn).
+    const planned = await turnOf(new RuntimeaRuntime(svc.service.ctx), 'hello daemon, planned', 'plan');
+    expect(planned.at(-1)).toEqual({ type: 'done', finishReason: 'stop' });
     const status = gateway.status();
     expect(status).toMatchObject({ mode: 'adopted', state: 'running', url: `http://127.0.0.1:${port}`, port });
     expect(svc.service.ctx.supervisor.size).toBe(0);
