@@ -44,8 +44,9 @@ export class TurnPermissions {
     if (!mode) return;
     this.operator.retain();
     this.retained = true;
-    const row = await this.operator.call('sessions.get', { key: this.sessionKey }).catch(() => undefined);
-    this.previous = typeof row?.entry?.permissionMode === 'string' ? row.entry.permissionMode : null;
+    // `{session: null}` for a key the gateway has not seen (a new session).
+    const described = await this.operator.call('sessions.describe', { key: this.sessionKey });
+    this.previous = typeof described?.session?.permissionMode === 'string' ? described.session.permissionMode : null;
     await this.operator.call('sessions.patch', { key: this.sessionKey, permissionMode: mode });
   }
 
