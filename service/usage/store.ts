@@ -4,31 +4,19 @@ import type { Logger } from '../log.js';
 import { Foreground } from '../process/foreground.js';
 import { logFile, logsByFile, logsOf, type SessionLog } from '../sessions/pipeline.js';
 import type { SessionView } from '../sessions/merge.js';
-import { statMany } from '../sessions/disk.js';
 import { eachLimited } from '../sessions/limit.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
-import { Pricer, startState, type ScanState } from './collect.js';
+import { Pricer, startState } from './collect.js';
 import { dayOfMs, endsBefore } from './days.js';
 import { DAY_MS } from './types.js';
 import type { CurrentPrices, PriceFiles } from './price-file.js';
-import type { SavedKey, SavedLog, SavedUsage } from './saved.js';
+import { KeptAggregates, logId, type Tracked } from './kept.js';
+import type { SavedUsage } from './saved.js';
 import type { BatchRequest, BatchResult } from './scan-batch.js';
 import { scanLog } from './scan.js';
-import { emptyUsage, type LogUsage, type SessionUsage } from './types.js';
+import { emptyUsage, type SessionUsage } from './types.js';
 import type { ScanWorkers } from './workers.js';
-
-interface Tracked {
-  /** What the log was when last read: a file's inode, size and mtime (epoch ms). */
-  ino?: number;
-  size?: number;
-  mtimeMs?: number;
-  /** A JSONL log (the kind whose aggregates are saved across restarts). */
-  file?: boolean;
-  /** Undefined while it is the one saved with `usage` (taken from the saved file when the log grows). */
-  state: ScanState | undefined;
-  usage: LogUsage;
-}
 
 /** A pass cut short by shutdown. */
 export class StoreStopped extends Error {
@@ -38,8 +26,6 @@ export class StoreStopped extends Error {
 }
 
 const SCAN_CONCURRENCY = 8;
-/** Aggregates are saved this long after the last pass that changed them (and at stop). */
-const SAVE_DELAY_MS = 5000;
 /** New logs that make a cold pass worth the workers, and logs per batch sent to one. */
 const WORKER_MIN_LOGS = 8;
 const WORKER_BATCH = 64;
@@ -60,22 +46,15 @@ export class UsageStore {
   /** SQLite stores read from, with their files' key (storeKey) before the read. */
   private readonly stores = new Map<string, string>();
   private pricesVersion: string | undefined;
-  private lastPrices: CurrentPrices | undefined;
   /** The last full pass: the index's views it was made from, the days it read, its answer. */
   private settled: Settled | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
   private closed = false;
-  /** Whether the saved logs were listed (at the first pass, once the prices are known). */
-  private restored = false;
-  /** Logs an earlier run saved aggregates of, with their files' keys, not taken yet (read() takes a log's when it first needs it). */
-  private savedIds = new Map<string, SavedKey>();
-  /** Logs whose aggregates changed (or went) since the last save. */
-  private readonly unsaved = new Set<string>();
-  private saveTimer: NodeJS.Timeout | undefined;
-  private saving: Promise<void> = Promise.resolve();
   /** Logs being read right now: never saved half read (they are saved at the next save). */
   private readonly reading = new Set<string>();
+  /** What an earlier run saved, and what is saved next. */
+  private readonly kept: KeptAggregates;
 
   constructor(
     private readonly index: SessionIndex,
@@ -86,8 +65,10 @@ export class UsageStore {
     /** Reading logs is a foreground pass (background indexing pauses meanwhile). */
     private readonly foreground = new Foreground(),
     /** Where aggregates are kept across restarts; without it every start reads every log. */
-    private readonly saved?: SavedUsage,
-  ) {}
+    saved?: SavedUsage,
+  ) {
+    this.kept = new KeptAggregates(this.tracked, this.reading, log, saved);
+  }
 
   start(): void {
     this.unsubscribe ??= this.index.onLogChange((changes: LogChange[]) => {
@@ -102,7 +83,7 @@ export class UsageStore {
    * Resolves when the pass is done (at once when nothing was saved).
    */
   warmFromSaved(sinceDay: number): Promise<void> {
-    if (!this.saved?.exists()) return Promise.resolve();
+    if (!this.kept.exists()) return Promise.resolve();
     return this.index
       .titledList()
       .then(async () => {
@@ -119,13 +100,9 @@ export class UsageStore {
     this.closed = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    clearTimeout(this.saveTimer);
     // After a pass under way has ended (it stops at its next log): what it finished is kept.
     await this.queue;
-    this.saveTimer = undefined;
-    this.save();
-    await this.saving;
-    this.saved?.close();
+    await this.kept.stop();
     await this.workers?.close();
   }
 
@@ -144,14 +121,13 @@ export class UsageStore {
 
   private async refresh(sinceDay: number | undefined): Promise<Answer> {
     const prices = await this.prices.current();
-    if (prices.version !== this.pricesVersion) {
+    const changed = prices.version !== this.pricesVersion;
+    if (changed) {
       this.tracked.clear();
       this.settled = undefined;
       this.pricesVersion = prices.version;
-      this.lastPrices = prices;
-      this.savedIds.clear();
     }
-    if (!this.restored) this.restore(prices);
+    this.kept.use(prices, changed);
     const pricer = new Pricer(prices.table);
     // What the request covers is checked against the disk now: a watcher batch still pending
     // is applied, and a log in the window that changed since it was read is read again,
@@ -167,99 +143,6 @@ export class UsageStore {
       if (await this.readChanged(settled, pricer)) return settled.answer;
     }
     return this.fullPass(views, prices, pricer, sinceDay);
-  }
-
-  /** Lists the logs an earlier run saved aggregates of under these prices. */
-  private restore(prices: CurrentPrices): void {
-    this.restored = true;
-    if (!this.saved) return;
-    const started = Date.now();
-    this.savedIds = this.saved.keys(prices);
-    if (this.savedIds.size > 0) this.log.info({ logs: this.savedIds.size, ms: Date.now() - started }, 'usage aggregates saved by an earlier run found');
-  }
-
-  /**
-   * Takes the saved aggregates of the logs in `todo` that have them, with one bulk stat:
-   * logs before the days wanted are deferred, unchanged ones are done, grown ones are read
-   * on from their cursor. Returns what is left to read.
-   */
-  private async takeSaved(todo: SessionLog[], sinceDay: number | undefined): Promise<SessionLog[]> {
-    // Each candidate's id and the key the index last saw, taken once (19,800 logs at restart).
-    const candidates = todo.flatMap((l) => {
-      const id = logId(l.log);
-      return l.log.kind === 'file' && this.savedIds.has(id) ? [{ l, id, known: this.index.fileKey(l.log) }] : [];
-    });
-    if (candidates.length === 0) return todo;
-    // A log the index last saw change before the window is deferred on that (changes to it
-    // come through the watcher, as checkDisk leaves them); the others are statted now.
-    const stats = await statMany(candidates.flatMap((c) => (endsBefore(c.known?.mtimeMs ?? Infinity, sinceDay) ? [] : [c.id])));
-    const done = new Set<SessionLog>();
-    const take = ({ l, id, known }: (typeof candidates)[number]): void => {
-      const st = stats.has(id) ? stats.get(id) : known;
-      if (!st) return; // gone: read() says so
-      if (endsBefore(st.mtimeMs, sinceDay)) {
-        this.deferred.set(id, st.mtimeMs);
-        done.add(l);
-        return;
-      }
-      const saved = this.fromSaved(id, st);
-      if (!saved) return;
-      this.tracked.set(id, saved.t);
-      if (saved.unchanged) done.add(l);
-    };
-    this.saved!.batch(() => candidates.forEach(take));
-    return todo.filter((l) => !done.has(l));
-  }
-
-  /**
-   * A log's saved usage when it is of this very file (`st`); unchanged: nothing to read. Its
-   * scan state stays in the saved file until the log grows (read() takes it then).
-   */
-  private fromSaved(id: string, st: { ino: number; size: number; mtimeMs: number }): { t: Tracked; unchanged: boolean } | undefined {
-    const key = this.savedIds.get(id);
-    if (!key) return undefined;
-    this.savedIds.delete(id);
-    // Replaced or cut short since: read afresh (the row is rewritten at the next save).
-    const usage = key.ino === st.ino && key.size <= st.size ? this.saved?.usage(id, key) : undefined;
-    if (!usage) {
-      this.unsaved.add(id);
-      return undefined;
-    }
-    return { t: { ...key, file: true, state: undefined, usage }, unchanged: key.size === st.size && key.mtimeMs === st.mtimeMs };
-  }
-
-  private scheduleSave(): void {
-    if (!this.saved || this.unsaved.size === 0 || this.saveTimer) return;
-    // Beside the passes: a log being read is left for the next save (`reading`).
-    this.saveTimer = setTimeout(() => {
-      this.saveTimer = undefined;
-      this.save();
-    }, SAVE_DELAY_MS);
-    this.saveTimer.unref();
-  }
-
-  /** Writes the JSONL logs' aggregates that changed since the last save (one save at a time). */
-  private save(): void {
-    const prices = this.lastPrices;
-    const saved = this.saved;
-    if (!saved || !prices || this.unsaved.size === 0) return;
-    // A SQLite store's sessions are read again at each start.
-    const ids = [...this.unsaved].filter((id) => !id.includes('\0'));
-    this.unsaved.clear();
-    const current = (id: string): SavedLog | undefined | null | 'kept' => {
-      if (this.reading.has(id)) return null;
-      const t = this.tracked.get(id);
-      // Taken from the saved file and not read since: its row is still right.
-      if (t?.file && !t.state) return 'kept';
-      return t && isSavable(t) ? t : undefined;
-    };
-    // (After a change of prices nothing is tracked from the saved file: every entry has its state.)
-    const all = (): string[] => [...this.tracked].flatMap(([id, t]) => (isSavable(t) ? [id] : []));
-    this.saving = this.saving
-      .then(() => saved.save(prices, ids, current, all))
-      .then((left) => {
-        for (const id of left) this.unsaved.add(id);
-      });
   }
 
   /**
@@ -291,7 +174,7 @@ export class UsageStore {
     // unread for a shorter window would be missing from a later, wider one).
     if (changed.length > 0) await this.foreground.run(() => eachLimited(changed, SCAN_CONCURRENCY, (l) => this.read(l, pricer, settled.sinceDay)));
     if (this.closed) throw new StoreStopped();
-    this.scheduleSave();
+    this.kept.schedule();
     if (changed.some((l, i) => this.tracked.get(logId(l.log)) !== before[i])) return false;
     // A new answer object: the same sessions, whose usage was added to in place.
     settled.answer = { ...settled.answer };
@@ -310,13 +193,9 @@ export class UsageStore {
     for (const id of this.tracked.keys()) {
       if (listed.has(id)) continue;
       this.tracked.delete(id);
-      this.unsaved.add(id);
+      this.kept.changed(id);
     }
-    for (const id of this.savedIds.keys()) {
-      if (listed.has(id)) continue;
-      this.savedIds.delete(id);
-      this.unsaved.add(id);
-    }
+    this.kept.dropUnlisted(listed);
     for (const id of this.deferred.keys()) if (!listed.has(id) || dirty.has(id)) this.deferred.delete(id);
     let todo = logs.filter((l) => {
       const id = logId(l.log);
@@ -324,11 +203,11 @@ export class UsageStore {
       const deferred = this.deferred.get(id);
       return deferred === undefined || !endsBefore(deferred, sinceDay);
     });
-    if (this.savedIds.size > 0) todo = await this.takeSaved(todo, sinceDay);
+    todo = await this.kept.take(todo, sinceDay, this.index, this.deferred);
     // New JSONL logs are read from the start on worker threads when there are enough of them;
     // what was appended to known logs, and the other stores, in-process.
     // (Logs with saved aggregates are taken in-process, from the saved file.)
-    const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)) && !this.savedIds.has(logId(l.log)));
+    const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)) && !this.kept.isPending(logId(l.log)));
     const toWorkers = this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : [];
     const onWorkers = new Set(toWorkers);
     const inProcess = todo.filter((l) => !onWorkers.has(l));
@@ -349,7 +228,7 @@ export class UsageStore {
     // Every log of these views is now read for these days, but for the changes that arrived
     // meanwhile (still in `dirty`, for the next request).
     this.settled = { views, byPath: logsByFile(logs), sinceDay, answer };
-    this.scheduleSave();
+    this.kept.schedule();
     return answer;
   }
 
@@ -380,7 +259,7 @@ export class UsageStore {
         continue;
       }
       this.deferred.delete(r.key);
-      this.unsaved.add(r.key);
+      this.kept.changed(r.key);
       this.tracked.set(r.key, { ino: r.ino, size: r.size, mtimeMs: r.mtimeMs, file: true, state: r.state, usage: r.usage });
     }
   }
@@ -399,7 +278,7 @@ export class UsageStore {
       const st = await stat(l.log.path).catch(() => undefined);
       if (!st) {
         this.tracked.delete(id);
-        this.unsaved.add(id);
+        this.kept.changed(id);
         return;
       }
       ({ ino, size, mtimeMs } = st);
@@ -410,7 +289,7 @@ export class UsageStore {
       this.deferred.delete(id);
       fallbackDay = dayOfMs(st.mtimeMs);
       if (!t && l.log.kind === 'file') {
-        const saved = this.fromSaved(id, st);
+        const saved = this.kept.fromSaved(id, st);
         if (saved?.unchanged) {
           this.tracked.set(id, saved.t);
           return;
@@ -421,7 +300,7 @@ export class UsageStore {
       if (t && (l.log.kind === 'legacy' || t.ino !== ino || (t.size ?? 0) > size)) t = undefined;
       // Taken from the saved file without its scan state: the state saved with that usage.
       if (t && !t.state) {
-        const state = this.saved?.state(id, { ino: t.ino!, size: t.size!, mtimeMs: t.mtimeMs! });
+        const state = this.kept.stateOf(id, { ino: t.ino!, size: t.size!, mtimeMs: t.mtimeMs! });
         t = state ? { ...t, state } : undefined;
       }
     }
@@ -431,13 +310,13 @@ export class UsageStore {
     t.mtimeMs = mtimeMs;
     t.file = l.log.kind === 'file';
     this.tracked.set(id, t);
-    this.unsaved.add(id);
+    this.kept.changed(id);
     this.reading.add(id);
     try {
       await scanLog(this.index, l.log, t.state ?? startState(), t.usage, pricer, fallbackDay);
     } catch (err) {
       this.tracked.delete(id);
-      this.unsaved.add(id);
+      this.kept.changed(id);
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') this.log.warn({ log: logFile(l.log), err: String(err) }, 'usage: log not read');
     } finally {
@@ -465,18 +344,9 @@ function widest(a: number | undefined, b: number | undefined): number | undefine
   return a === undefined || b === undefined ? undefined : Math.min(a, b);
 }
 
-function isSavable(t: Tracked): t is Tracked & SavedLog {
-  return t.file === true && t.state !== undefined && t.ino !== undefined && t.size !== undefined && t.mtimeMs !== undefined;
-}
-
 /** A SQLite store's main and -wal files as they are now (what a write changes). */
 function storeKey(db: string): string {
   const main = statSync(db, { throwIfNoEntry: false });
   const wal = statSync(`${db}-wal`, { throwIfNoEntry: false });
   return `${main?.ino}:${main?.size}:${main?.mtimeMs}:${wal?.size}:${wal?.mtimeMs}`;
 }
-
-function logId(ref: LogRef): string {
-  return ref.kind === 'sqlite' ? `${ref.db}\0${ref.sessionId}` : ref.path;
-}
-

@@ -1,0 +1,195 @@
+import type { Logger } from '../log.js';
+import { statMany } from '../sessions/disk.js';
+import type { SessionLog } from '../sessions/pipeline.js';
+import type { SessionIndex } from '../sessions/session-index.js';
+import type { LogRef } from '../sessions/types.js';
+import type { ScanState } from './collect.js';
+import { endsBefore } from './days.js';
+import type { CurrentPrices } from './price-file.js';
+import type { SavedKey, SavedLog, SavedUsage } from './saved.js';
+import type { LogUsage } from './types.js';
+
+/** What the usage store knows of one log. */
+export interface Tracked {
+  /** What the log was when last read: a file's inode, size and mtime (epoch ms). */
+  ino?: number;
+  size?: number;
+  mtimeMs?: number;
+  /** A JSONL log (the kind whose aggregates are saved across restarts). */
+  file?: boolean;
+  /** Undefined while it is the one saved with `usage` (taken from the saved file when the log grows). */
+  state: ScanState | undefined;
+  usage: LogUsage;
+}
+
+type FileStat = { ino: number; size: number; mtimeMs: number };
+
+/** Aggregates are saved this long after the last pass that changed them (and at stop). */
+const SAVE_DELAY_MS = 5000;
+
+/**
+ * The usage store's aggregates across restarts (docs/usage-answers.md): the logs an earlier
+ * run saved, taken when a pass first needs them (in bulk for a window, or one by one), and
+ * the logs whose aggregates changed since, written a while after the pass that changed them.
+ * It shares the store's `tracked` map and `reading` set: a log being read is never saved half read.
+ */
+export class KeptAggregates {
+  /** Whether the saved logs were listed (at the first pass, once the prices are known). */
+  private listed = false;
+  /** Logs an earlier run saved aggregates of, with their files' keys, not taken yet. */
+  private pending = new Map<string, SavedKey>();
+  /** Logs whose aggregates changed (or went) since the last save. */
+  private readonly unsaved = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private saving: Promise<void> = Promise.resolve();
+  private prices: CurrentPrices | undefined;
+
+  constructor(
+    private readonly tracked: Map<string, Tracked>,
+    private readonly reading: ReadonlySet<string>,
+    private readonly log: Logger,
+    private readonly saved: SavedUsage | undefined,
+  ) {}
+
+  /** Whether an earlier run saved anything (a restart). */
+  exists(): boolean {
+    return !!this.saved?.exists();
+  }
+
+  /** The prices in force; new ones drop what is pending (saved under other prices). Lists the saved logs once. */
+  use(prices: CurrentPrices, changed: boolean): void {
+    this.prices = prices;
+    if (changed) this.pending.clear();
+    if (this.listed) return;
+    this.listed = true;
+    if (!this.saved) return;
+    const started = Date.now();
+    this.pending = this.saved.keys(prices);
+    if (this.pending.size > 0) this.log.info({ logs: this.pending.size, ms: Date.now() - started }, 'usage aggregates saved by an earlier run found');
+  }
+
+  /** A log's aggregates changed (or it went): saved at the next save. */
+  changed(id: string): void {
+    this.unsaved.add(id);
+  }
+
+  isPending(id: string): boolean {
+    return this.pending.has(id);
+  }
+
+  /** Forgets the pending logs no longer listed (their rows go at the next save). */
+  dropUnlisted(listed: ReadonlySet<string>): void {
+    for (const id of this.pending.keys()) {
+      if (listed.has(id)) continue;
+      this.pending.delete(id);
+      this.unsaved.add(id);
+    }
+  }
+
+  /**
+   * Takes the saved aggregates of the logs in `todo` that have them, with one bulk stat:
+   * logs before the days wanted are deferred, unchanged ones are done, grown ones are read
+   * on from their cursor. Returns what is left to read.
+   */
+  async take(todo: SessionLog[], sinceDay: number | undefined, index: SessionIndex, deferred: Map<string, number>): Promise<SessionLog[]> {
+    if (this.pending.size === 0) return todo;
+    // Each candidate's id and the key the index last saw, taken once (19,800 logs at restart).
+    const candidates = todo.flatMap((l) => {
+      const id = logId(l.log);
+      return l.log.kind === 'file' && this.pending.has(id) ? [{ l, id, known: index.fileKey(l.log) }] : [];
+    });
+    if (candidates.length === 0) return todo;
+    // A log the index last saw change before the window is deferred on that (changes to it
+    // come through the watcher); the others are statted now.
+    const stats = await statMany(candidates.flatMap((c) => (endsBefore(c.known?.mtimeMs ?? Infinity, sinceDay) ? [] : [c.id])));
+    const done = new Set<SessionLog>();
+    const take = ({ l, id, known }: (typeof candidates)[number]): void => {
+      const st = stats.has(id) ? stats.get(id) : known;
+      if (!st) return; // gone: the store's read says so
+      if (endsBefore(st.mtimeMs, sinceDay)) {
+        deferred.set(id, st.mtimeMs);
+        done.add(l);
+        return;
+      }
+      const saved = this.fromSaved(id, st);
+      if (!saved) return;
+      this.tracked.set(id, saved.t);
+      if (saved.unchanged) done.add(l);
+    };
+    this.saved!.batch(() => candidates.forEach(take));
+    return todo.filter((l) => !done.has(l));
+  }
+
+  /**
+   * A log's saved usage when it is of this very file (`st`); unchanged: nothing to read. Its
+   * scan state stays in the saved file until the log grows (`stateOf` takes it then).
+   */
+  fromSaved(id: string, st: FileStat): { t: Tracked; unchanged: boolean } | undefined {
+    const key = this.pending.get(id);
+    if (!key) return undefined;
+    this.pending.delete(id);
+    // Replaced or cut short since: read afresh (the row is rewritten at the next save).
+    const usage = key.ino === st.ino && key.size <= st.size ? this.saved?.usage(id, key) : undefined;
+    if (!usage) {
+      this.unsaved.add(id);
+      return undefined;
+    }
+    return { t: { ...key, file: true, state: undefined, usage }, unchanged: key.size === st.size && key.mtimeMs === st.mtimeMs };
+  }
+
+  /** The scan state saved with a log's usage (read when the log grew). */
+  stateOf(id: string, key: FileStat): ScanState | undefined {
+    return this.saved?.state(id, key);
+  }
+
+  schedule(): void {
+    if (!this.saved || this.unsaved.size === 0 || this.timer) return;
+    // Beside the passes: a log being read is left for the next save (`reading`).
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.save();
+    }, SAVE_DELAY_MS);
+    this.timer.unref();
+  }
+
+  /** At stop, after the last pass: what changed is written, and the file closed. */
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.save();
+    await this.saving;
+    this.saved?.close();
+  }
+
+  /** Writes the JSONL logs' aggregates that changed since the last save (one save at a time). */
+  private save(): void {
+    const { prices, saved } = this;
+    if (!saved || !prices || this.unsaved.size === 0) return;
+    // A SQLite store's sessions are read again at each start.
+    const ids = [...this.unsaved].filter((id) => !id.includes('\0'));
+    this.unsaved.clear();
+    const current = (id: string): SavedLog | undefined | null | 'kept' => {
+      if (this.reading.has(id)) return null;
+      const t = this.tracked.get(id);
+      // Taken from the saved file and not read since: its row is still right.
+      if (t?.file && !t.state) return 'kept';
+      return t && isSavable(t) ? t : undefined;
+    };
+    // (After a change of prices nothing is tracked from the saved file: every entry has its state.)
+    const all = (): string[] => [...this.tracked].flatMap(([id, t]) => (isSavable(t) ? [id] : []));
+    this.saving = this.saving
+      .then(() => saved.save(prices, ids, current, all))
+      .then((left) => {
+        for (const id of left) this.unsaved.add(id);
+      });
+  }
+}
+
+function isSavable(t: Tracked): t is Tracked & SavedLog {
+  return t.file === true && t.state !== undefined && t.ino !== undefined && t.size !== undefined && t.mtimeMs !== undefined;
+}
+
+/** The store's id of a log: its path, or a SQLite store's path and session id. */
+export function logId(ref: LogRef): string {
+  return ref.kind === 'sqlite' ? `${ref.db}\0${ref.sessionId}` : ref.path;
+}
