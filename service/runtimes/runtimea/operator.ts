@@ -43,6 +43,8 @@ export class GatewayOperator {
   constructor(
     private readonly endpoint: () => Promise<GatewayEndpoint>,
     private readonly log: Logger,
+    /** How long the gateway may take to answer the handshake or a request. */
+    private readonly timeoutMs = CALL_TIMEOUT_MS,
   ) {}
 
   /** One request on the operator connection (connecting first when there is none). */
@@ -82,15 +84,20 @@ export class GatewayOperator {
   private async connection(): Promise<OperatorLink> {
     if (this.closed) throw new OperatorError('The service is stopping');
     const endpoint = await this.endpoint();
-    const current = await this.link?.catch(() => undefined);
-    if (current?.usable(endpoint.url)) return current;
-    current?.close();
-    const link = OperatorLink.open(endpoint, (event, payload) => this.onEvent(event, payload), this.log);
-    this.link = link;
-    link.catch(() => {
-      if (this.link === link) this.link = undefined;
-    });
-    return link;
+    for (;;) {
+      const pending = this.link;
+      const current = await pending?.catch(() => undefined);
+      if (current?.usable(endpoint.url)) return current;
+      // Another call replaced it meanwhile: use that one.
+      if (this.link !== pending) continue;
+      current?.close();
+      const link = OperatorLink.open(endpoint, (event, payload) => this.onEvent(event, payload), this.log, this.timeoutMs);
+      this.link = link;
+      link.catch(() => {
+        if (this.link === link) this.link = undefined;
+      });
+      return link;
+    }
   }
 
   private onEvent(event: string, payload: any): void {
@@ -108,13 +115,14 @@ class OperatorLink {
   private constructor(
     private readonly ws: WebSocket,
     private readonly url: string,
+    private readonly timeoutMs: number,
   ) {}
 
-  static async open(endpoint: GatewayEndpoint, onEvent: (event: string, payload: unknown) => void, log: Logger): Promise<OperatorLink> {
+  static async open(endpoint: GatewayEndpoint, onEvent: (event: string, payload: unknown) => void, log: Logger, timeoutMs: number): Promise<OperatorLink> {
     const deadline = Date.now() + STARTING_BUDGET_MS;
     for (;;) {
       try {
-        return await OperatorLink.handshake(endpoint, onEvent, log);
+        return await OperatorLink.handshake(endpoint, onEvent, log, timeoutMs);
       } catch (err) {
         const retryAfter = (err as { retryAfterMs?: number }).retryAfterMs;
         if (retryAfter === undefined || Date.now() + retryAfter > deadline) throw err;
@@ -123,19 +131,26 @@ class OperatorLink {
     }
   }
 
-  private static handshake(endpoint: GatewayEndpoint, onEvent: (event: string, payload: unknown) => void, log: Logger): Promise<OperatorLink> {
+  private static handshake(endpoint: GatewayEndpoint, onEvent: (event: string, payload: unknown) => void, log: Logger, timeoutMs: number): Promise<OperatorLink> {
     const url = endpoint.url.replace(/^http/, 'ws');
-    const ws = new WebSocket(url, { handshakeTimeout: CALL_TIMEOUT_MS, maxPayload: 64 * 1024 * 1024 });
-    const link = new OperatorLink(ws, endpoint.url);
-    return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { handshakeTimeout: timeoutMs, maxPayload: 64 * 1024 * 1024 });
+    const link = new OperatorLink(ws, endpoint.url, timeoutMs);
+    return new Promise<OperatorLink>((resolve, reject) => {
+      // A gateway that never sends its challenge (or another server on the port) is given up on.
+      const timer = setTimeout(() => fail(new OperatorError(`The runtimea gateway did not complete the operator handshake within ${timeoutMs / 1000} s`)), timeoutMs);
       const fail = (err: Error) => {
+        clearTimeout(timer);
         reject(err);
         link.close();
+      };
+      const done = () => {
+        clearTimeout(timer);
+        resolve(link);
       };
       ws.on('error', (err) => fail(new OperatorError(`The runtimea gateway's operator connection failed: ${err.message}`)));
       ws.on('close', (code, reason) => {
         link.ended(new OperatorError(`The runtimea gateway closed the operator connection (${code}${reason.length ? `: ${reason.toString()}` : ''})`));
-        reject(new OperatorError(`The runtimea gateway closed the operator connection during its handshake (${code})`));
+        fail(new OperatorError(`The runtimea gateway closed the operator connection during its handshake (${code})`));
       });
       ws.on('message', (data) => {
         let frame: any;
@@ -146,7 +161,7 @@ class OperatorLink {
         }
         if (frame?.type === 'res') link.answered(frame);
         else if (frame?.type === 'event' && frame.event === 'connect.challenge') {
-          link.call('connect', connectParams(endpoint.token)).then(() => resolve(link), (err: Error) => fail(err));
+          link.call('connect', connectParams(endpoint.token)).then(done, (err: Error) => fail(err));
         } else if (frame?.type === 'event' && typeof frame.event === 'string') {
           try {
             onEvent(frame.event, frame.payload);
@@ -168,8 +183,8 @@ class OperatorLink {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new OperatorError(`The runtimea gateway did not answer ${method} within ${CALL_TIMEOUT_MS / 1000} s`));
-      }, CALL_TIMEOUT_MS);
+        reject(new OperatorError(`The runtimea gateway did not answer ${method} within ${this.timeoutMs / 1000} s`));
+      }, this.timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       this.ws.send(JSON.stringify({ type: 'req', id, method, params }));
     });

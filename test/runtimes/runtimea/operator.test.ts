@@ -32,7 +32,7 @@ interface FakeGateway {
 }
 
 /** `reply(req, attempt)`: the answer frame's `ok`/`payload`/`error` for a request (attempt counts connects). */
-async function fakeGateway(reply: (req: any, connects: number) => Record<string, unknown> | undefined): Promise<FakeGateway> {
+async function fakeGateway(reply: (req: any, connects: number) => Record<string, unknown> | undefined, options: { silent?: boolean } = {}): Promise<FakeGateway> {
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise((r) => server.once('listening', r));
   const requests: any[] = [];
@@ -40,7 +40,7 @@ async function fakeGateway(reply: (req: any, connects: number) => Record<string,
   let connects = 0;
   server.on('connection', (ws) => {
     sockets.push(ws);
-    ws.send(JSON.stringify(event('connect.challenge')));
+    if (!options.silent) ws.send(JSON.stringify(event('connect.challenge')));
     ws.on('message', (data) => {
       const req = JSON.parse(String(data));
       requests.push(req);
@@ -101,6 +101,21 @@ describe('the operator connection (recorded gateway frames)', () => {
     gateway = await fakeGateway((req) => (req.method === 'connect' ? { ok: false, error: { code: 'INVALID_REQUEST', message: 'unauthorized: gateway token mismatch' } } : recordedReplies(req)));
     operator = operatorOf(gateway);
     await expect(operator.call('sessions.patch', {})).rejects.toThrow('unauthorized: gateway token mismatch');
+    expect(gateway.requests.filter((r) => r.method === 'connect')).toHaveLength(1);
+  });
+
+  it('a server that never sends the challenge is given up on within the bound', async () => {
+    gateway = await fakeGateway(recordedReplies, { silent: true });
+    operator = new GatewayOperator(async () => ({ url: gateway!.url, token: 't' }), log, 300);
+    await expect(operator.call('sessions.describe', { key: 'k' })).rejects.toThrow('did not complete the operator handshake within 0.3 s');
+    await expect.poll(() => gateway!.sockets[0]!.readyState).toBe(gateway.sockets[0]!.CLOSED);
+  });
+
+  it('calls made at once share one connection', async () => {
+    gateway = await fakeGateway(recordedReplies);
+    operator = operatorOf(gateway);
+    await Promise.all([operator.call('sessions.describe', { key: 'a' }), operator.call('sessions.describe', { key: 'b' }), operator.call('sessions.describe', { key: 'c' })]);
+    expect(gateway.sockets).toHaveLength(1);
     expect(gateway.requests.filter((r) => r.method === 'connect')).toHaveLength(1);
   });
 
