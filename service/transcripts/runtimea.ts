@@ -42,15 +42,11 @@ export function normalizeRuntimea(record: unknown, ctx: LineContext): LogEntry[]
 }
 
 function assistant(m: Json, id: string, time: string | undefined, ctx: LineContext): LogEntry[] {
-  const blocks = Array.isArray(m.content) ? m.content : [];
-  const calls = blocks.filter((b): b is Json => isObject(b) && b.type === 'toolCall');
+  const calls = toolCallsOf(m);
   const text = textOf(m.content) || str(m.errorMessage) || '';
   const out: LogEntry[] = [];
   if (text || calls.length === 0) out.push(messageEntry(ctx, id, 'assistant', time, { text }));
-  for (const call of calls) {
-    const callId = str(call.id) ?? '';
-    out.push(messageEntry(ctx, `${id}:${callId}`, 'tool', time, { tool_call: { id: callId, ...toolOf(call) } }));
-  }
+  for (const call of calls) out.push(messageEntry(ctx, `${id}:${call.id}`, 'tool', time, { tool_call: call }));
   if (isObject(m.usage)) {
     const u = m.usage;
     const cost = isObject(u.cost) && typeof u.cost.total === 'number' ? u.cost.total : undefined;
@@ -67,6 +63,15 @@ function assistant(m: Json, id: string, time: string | undefined, ctx: LineConte
     );
   }
   return out;
+}
+
+/**
+ * The tool calls of one assistant message (a transcript record's `message`, or the gateway's
+ * live `session.message`), named as the session reader names them.
+ */
+export function toolCallsOf(message: unknown): Array<{ id: string; name: string; input: unknown }> {
+  if (!isObject(message) || message.role !== 'assistant' || !Array.isArray(message.content)) return [];
+  return message.content.filter((b): b is Json => isObject(b) && b.type === 'toolCall').map((call) => ({ id: str(call.id) ?? '', ...toolOf(call) }));
 }
 
 /** OpenClaw's `tool_call` wrapper names the real tool in `arguments.id`, its input in `arguments.args`. */

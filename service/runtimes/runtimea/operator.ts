@@ -25,6 +25,8 @@ export interface ExecApprovalRequested {
   expiresAtMs?: number;
 }
 
+export type SessionWatcher = (event: string, payload: any) => void;
+
 const PROTOCOL = 4;
 const SCOPES = ['operator.admin', 'operator.read', 'operator.write', 'operator.approvals'];
 const CAPS = ['exec-approvals'];
@@ -36,7 +38,7 @@ export class OperatorError extends Error {}
 
 export class GatewayOperator {
   private link: Promise<OperatorLink> | undefined;
-  private readonly approvalWatchers = new Map<string, (event: ExecApprovalRequested) => void>();
+  private readonly watchers = new Map<string, Set<SessionWatcher>>();
   private closed = false;
   private holders = 0;
 
@@ -66,11 +68,14 @@ export class GatewayOperator {
     void link?.then((l) => l.close(), () => undefined);
   }
 
-  /** Routes the exec approvals of one session key to `handler` until the returned function is called. */
-  watchApprovals(sessionKey: string, handler: (event: ExecApprovalRequested) => void): () => void {
-    this.approvalWatchers.set(sessionKey, handler);
+  /** Routes the events of one session key (its exec approvals, messages, run events) to `handler` until the returned function is called. */
+  watch(sessionKey: string, handler: SessionWatcher): () => void {
+    const set = this.watchers.get(sessionKey) ?? new Set();
+    set.add(handler);
+    this.watchers.set(sessionKey, set);
     return () => {
-      if (this.approvalWatchers.get(sessionKey) === handler) this.approvalWatchers.delete(sessionKey);
+      set.delete(handler);
+      if (set.size === 0 && this.watchers.get(sessionKey) === set) this.watchers.delete(sessionKey);
     };
   }
 
@@ -101,9 +106,10 @@ export class GatewayOperator {
   }
 
   private onEvent(event: string, payload: any): void {
-    if (event !== 'exec.approval.requested' || typeof payload?.id !== 'string') return;
-    const sessionKey = payload.request?.sessionKey;
-    if (typeof sessionKey === 'string') this.approvalWatchers.get(sessionKey)?.(payload as ExecApprovalRequested);
+    // An approval names its session in its request; messages and run events at the top.
+    const sessionKey = event === 'exec.approval.requested' ? payload?.request?.sessionKey : payload?.sessionKey;
+    if (typeof sessionKey !== 'string') return;
+    for (const handler of this.watchers.get(sessionKey) ?? []) handler(event, payload);
   }
 }
 

@@ -40,7 +40,9 @@ export class TurnPermissions {
   /** Sets the session's mode and starts answering its approvals; throws when the gateway refuses. */
   async begin(): Promise<void> {
     const mode = SESSION_MODE[this.mode];
-    this.unwatch = this.operator.watchApprovals(this.sessionKey, (event) => void this.answer(event));
+    this.unwatch = this.operator.watch(this.sessionKey, (event, payload) => {
+      if (event === 'exec.approval.requested' && typeof payload?.id === 'string') void this.answer(payload as ExecApprovalRequested);
+    });
     if (!mode) return;
     this.operator.retain();
     this.retained = true;

@@ -14,6 +14,7 @@ import type { GatewayOperator } from './operator.js';
 import type { GatewaySessionStore } from './session-store.js';
 import type { SentAttachments } from './sent-attachments.js';
 import { copyTranscript } from './transcript.js';
+import { TurnActivity } from './turn-activity.js';
 import { TurnPermissions } from './turn-permissions.js';
 
 /**
@@ -74,6 +75,8 @@ export class RuntimeaTurn {
   /** When the prompt went to the gateway (epoch ms), to find its user record afterwards. */
   private sentAt: number | undefined;
   private readonly permissions: TurnPermissions;
+  /** Tool calls and results, live, for a turn that holds the operator connection anyway (one that asks). */
+  private readonly activity: TurnActivity | undefined;
 
   constructor(
     private readonly deps: RuntimeaDeps,
@@ -81,7 +84,9 @@ export class RuntimeaTurn {
   ) {
     this.sessionId = plan.sessionId;
     this.resolved = !!plan.sessionId;
-    this.permissions = new TurnPermissions(deps.operator, plan.sessionKey, plan.permissionMode ?? 'auto', deps.log);
+    const mode = plan.permissionMode ?? 'auto';
+    this.permissions = new TurnPermissions(deps.operator, plan.sessionKey, mode, deps.log);
+    if (mode !== 'auto') this.activity = new TurnActivity(deps.operator, plan.sessionKey, (event) => this.emit(event), deps.log);
   }
 
   /** The engine's answers to the exec approvals of a turn in a mode that asks (given when its stream runs it). */
@@ -128,6 +133,7 @@ export class RuntimeaTurn {
     } catch (err) {
       terminal = this.aborted ? { type: 'done', finishReason: 'aborted' } : errorEvent(err);
     }
+    await this.activity?.end();
     await this.permissions.end();
     const { usage } = this;
     // The run's details only for a session known when its stream ended (as the usage was reported).
@@ -164,6 +170,8 @@ export class RuntimeaTurn {
     } catch (err) {
       return { type: 'error', message: `The runtimea gateway did not take the permission mode: ${(err as Error).message}` };
     }
+    // Live tool activity is a nicety: a turn goes on without it.
+    await this.activity?.begin().catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'runtimea: live tool activity unavailable for this turn'));
     if (this.aborted) return { type: 'done', finishReason: 'aborted' };
     this.sentAt = Date.now();
     try {

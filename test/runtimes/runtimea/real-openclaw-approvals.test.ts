@@ -113,6 +113,24 @@ describe.skipIf(!openclaw)('permission modes on the real OpenClaw gateway', () =
     expect(existsSync(file)).toBe(true);
   }, 180_000);
 
+  it('accept_edits + stream_events full: the tool call and its result live, agreeing with /api/messages', async () => {
+    const { sessionId, sse } = await open({ text: 'RUN_CMD<echo live-from-exec>', permission_mode: 'accept_edits', stream_events: 'full' });
+    // A command may be asked about first (outside OpenClaw's allowlist fast path): allowed.
+    const asked = await Promise.race([sse.waitFor((e) => e.event === 'permission-request', 90_000), sse.ended.then(() => undefined)]);
+    if (asked) await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'allow' });
+    await sse.ended;
+    const call = sse.named().find((e) => e.event === 'tool-call')!;
+    const result = sse.named().find((e) => e.event === 'tool-result')!;
+    expect(call.data).toEqual({ tool_call_id: expect.stringMatching(/^callfake\d+$/), tool: 'exec', title: 'Run `echo live-from-exec`', input: { command: 'echo live-from-exec' } });
+    expect(result.data).toEqual({ tool_call_id: call.data.tool_call_id, ok: true, output: 'live-from-exec' });
+    const events = sse.named().map((e) => e.event);
+    expect(events.indexOf('tool-call')).toBeLessThan(events.indexOf('tool-result'));
+    expect(events.slice(-2)).toEqual(['usage', 'done']);
+    const tools = (await chat.get(`/api/messages/${sessionId}`)).json().messages.filter((m: any) => m.role === 'tool');
+    expect(tools.filter((m: any) => m.tool_call).map((m: any) => [m.tool_call.id, m.tool_call.name, m.tool_call.input])).toEqual([[call.data.tool_call_id, call.data.tool, call.data.input]]);
+    expect(tools.filter((m: any) => m.tool_result).map((m: any) => [m.tool_result.tool_call_id, !m.tool_result.is_error])).toEqual([[call.data.tool_call_id, true]]);
+  }, 120_000);
+
   it('ask is 400 for runtimea, naming it and saying why', async () => {
     const res = await chat.prompt({ agent_name: 'runtimea', text: 'hi', permission_mode: 'ask' });
     expect(res.status).toBe(400);
