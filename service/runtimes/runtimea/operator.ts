@@ -3,22 +3,7 @@ import WebSocket from 'ws';
 import type { Logger } from '../../log.js';
 import type { GatewayEndpoint } from './gateway.js';
 
-/**
- * The service's operator connection to the gateway: OpenClaw's WebSocket control protocol
- * (version 4; docs/approvals.md), open only while a turn that asks runs (`retain` /
- * `release`): while it is open the gateway counts the service as a place approvals are
- * answered, so runs wait for one instead of being denied at once. Frames are JSON:
- * requests `{type: "req", id, method, params}`, answers `{type: "res", id, ok, payload | error}`,
- * events `{type: "event", event, payload}`.
- *
- * The handshake answers the gateway's `connect.challenge` with a `connect` as OpenClaw's own
- * local backend helper (`gateway-client`, mode `backend`, no device identity, the shared
- * credential): on a direct loopback connection the gateway keeps the scopes it asks for.
- * `operator.admin` is among them because the gateway shows an agent run's exec approvals only
- * to an admin or to whoever made the request (the run itself); the credential the service
- * holds is full operator access already. `exec-approvals` in `caps` makes the gateway count
- * this connection as a place approvals can be answered, so a run waits instead of denying.
- */
+/** The gateway's `exec.approval.requested` payload, the fields the service reads. */
 export interface ExecApprovalRequested {
   id: string;
   request: { command?: unknown; cwd?: unknown; sessionKey?: unknown; toolCallId?: unknown };
@@ -36,6 +21,22 @@ const STARTING_BUDGET_MS = 20_000;
 
 export class OperatorError extends Error {}
 
+/**
+ * The service's operator connection to the gateway: OpenClaw's WebSocket control protocol
+ * (version 4; docs/approvals.md), open only while a turn that asks runs (`retain` /
+ * `release`): while it is open the gateway counts the service as a place approvals are
+ * answered, so runs wait for one instead of being denied at once. Frames are JSON:
+ * requests `{type: "req", id, method, params}`, answers `{type: "res", id, ok, payload | error}`,
+ * events `{type: "event", event, payload}`.
+ *
+ * The handshake answers the gateway's `connect.challenge` with a `connect` as OpenClaw's own
+ * local backend helper (`gateway-client`, mode `backend`, no device identity, the shared
+ * credential): on a direct loopback connection the gateway keeps the scopes it asks for.
+ * `operator.admin` is among them because the gateway shows an agent run's exec approvals only
+ * to an admin or to whoever made the request (the run itself); the credential the service
+ * holds is full operator access already. `exec-approvals` in `caps` makes the gateway count
+ * this connection as a place approvals can be answered, so a run waits instead of denying.
+ */
 export class GatewayOperator {
   private link: Promise<OperatorLink> | undefined;
   private readonly watchers = new Map<string, Set<SessionWatcher>>();

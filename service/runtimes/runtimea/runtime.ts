@@ -41,7 +41,7 @@ export class RuntimeaRuntime implements Runtime {
   readonly store: GatewaySessionStore;
   readonly gateway: RuntimeaGateway;
   readonly sentAttachments: SentAttachments;
-  /** Opened by the first turn whose permission mode is not `auto`. */
+  /** The gateway's operator connection, open while a turn that asks runs. */
   private readonly operator: GatewayOperator;
 
   constructor(private readonly ctx: RuntimeaRuntimeDeps) {
