@@ -79,7 +79,7 @@ describe('layering', () => {
    * (each program's record format) is the floor runtimes/ and sessions/ stand on.
    */
   const FLOORS: readonly (readonly string[])[] = [
-    ['app-root.ts', 'errors.ts', 'host.ts', 'ids.ts', 'log.ts', 'version.ts'],
+    ['app-root.ts', 'config-values.ts', 'errors.ts', 'host.ts', 'ids.ts', 'log.ts', 'version.ts'],
     ['config.ts', 'stores'],
     ['http', 'process'],
     ['transcripts'],
