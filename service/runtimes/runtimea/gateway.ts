@@ -4,12 +4,12 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { loadManifest } from '../manifests.js';
 import type { Core, Stage } from '../../core.js';
-import { LOG_LINE_BYTES, onBoundedLines } from '../../process/bounded-lines.js';
 import type { OwnedProcess } from '../../process/supervisor.js';
 import { readEnvValues } from '../binding.js';
 import { programEnv } from '../program-env.js';
 import { gatewayAuth, type GatewayAuth } from './gateway-auth.js';
 import { chatEndpointEnabled, DOCTOR_FIX, ENABLE_CHAT_ENDPOINT, gatewayConfigFile, readGatewayConfig } from './gateway-config.js';
+import { OutputTail } from './output-tail.js';
 import { findGatewayProgram, pathWithNode, type GatewayProgram } from './program.js';
 import { chatEndpointServed, runningGatewayFor, type RunningGateway } from './running-gateway.js';
 import { GatewayPidFile, getJson, isGatewayProcess, probePort, stopStaleGateway } from './stale.js';
@@ -69,7 +69,6 @@ export interface GatewayDeps extends Core {
 export class GatewayError extends Error {}
 
 const DEFAULT_BACKOFF = [1000, 2000, 4000, 8000, 16_000];
-const TAIL_LINES = 30;
 
 export class RuntimeaGateway {
   private state: GatewayState = 'stopped';
@@ -83,7 +82,7 @@ export class RuntimeaGateway {
   private stopping = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private startedAt: Date | undefined;
-  private tail: string[] = [];
+  private readonly tail: OutputTail;
   private readonly pidFile: GatewayPidFile;
   private readonly backoff: readonly number[];
 
@@ -93,6 +92,7 @@ export class RuntimeaGateway {
   ) {
     this.pidFile = new GatewayPidFile(path.join(path.dirname(ctx.config.paths.stateFile), 'runtimea-gateway.json'));
     this.backoff = options.backoffMs ?? DEFAULT_BACKOFF;
+    this.tail = new OutputTail(ctx.log);
   }
 
   get external(): boolean {
@@ -183,7 +183,7 @@ export class RuntimeaGateway {
       for (let doctored = false; ; doctored = true) {
         const outcome = await this.spawn(program, env, port, auth);
         if (outcome !== 'config-failure') return outcome;
-        if (doctored) throw new GatewayError(`The runtimea gateway refused its configuration again after openclaw doctor --fix (exit code 78): ${this.tailText()}`);
+        if (doctored) throw new GatewayError(`The runtimea gateway refused its configuration again after openclaw doctor --fix (exit code 78): ${this.tail.text()}`);
         this.ctx.log.warn('runtimea: gateway exited with 78 (configuration); running openclaw doctor --fix once');
         await this.runOnce(program, env, DOCTOR_FIX, 180_000, 'openclaw doctor --fix');
       }
@@ -290,21 +290,20 @@ export class RuntimeaGateway {
     const token = launchToken ?? (auth.kind === 'configured' ? (auth.secret ?? '') : '');
     const url = `http://127.0.0.1:${port}`;
     const args = [...program.prefix, 'gateway', 'run', '--port', String(port), '--bind', 'loopback', ...(launchToken ? ['--auth', 'token'] : []), '--allow-unconfigured'];
-    this.tail = [];
     const childEnv = launchToken ? { ...env, OPENCLAW_GATEWAY_TOKEN: launchToken } : env;
     const proc = await this.ctx.supervisor.spawn({ command: program.command, args, env: childEnv, cwd: this.ctx.config.runtimea.stateDir, stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
-    this.drain(proc, token || undefined);
+    this.tail.follow(proc, token || undefined);
     await this.pidFile.write({ pid: proc.pid, port, startedAt: new Date().toISOString() });
     const exitedEarly = proc.exited.then((exit) => ({ exit }));
     const ready = await Promise.race([this.waitReady(url, () => this.proc === proc), exitedEarly]);
     if (ready !== 'ready') {
       await proc.stop();
       await this.pidFile.remove();
-      if (ready === 'timeout') throw new GatewayError(`The runtimea gateway did not become ready within ${Math.round(this.readyTimeout() / 1000)} s: ${this.tailText()}`);
+      if (ready === 'timeout') throw new GatewayError(`The runtimea gateway did not become ready within ${Math.round(this.readyTimeout() / 1000)} s: ${this.tail.text()}`);
       if (ready.exit.code === 78) return 'config-failure';
       const how = ready.exit.signal ? `was killed by ${ready.exit.signal}` : `exited with code ${ready.exit.code}`;
-      throw new GatewayError(`The runtimea gateway ${how} while starting: ${this.tailText()}`);
+      throw new GatewayError(`The runtimea gateway ${how} while starting: ${this.tail.text()}`);
     }
     this.endpoint = { url, token };
     this.state = 'running';
@@ -338,11 +337,11 @@ export class RuntimeaGateway {
     this.state = 'failed';
     const delay = this.backoff[this.crashStreak - 1];
     if (delay === undefined) {
-      this.lastError = `The runtimea gateway ${how}, its ${this.crashStreak}th crash in a row; not restarting until the next runtimea turn or POST /gateway/restart. ${this.tailText()}`;
+      this.lastError = `The runtimea gateway ${how}, its ${this.crashStreak}th crash in a row; not restarting until the next runtimea turn or POST /gateway/restart. ${this.tail.text()}`;
       this.ctx.log.error({ code: exit.code, signal: exit.signal }, 'runtimea: gateway keeps crashing; giving up');
       return;
     }
-    this.lastError = `The runtimea gateway ${how}; restarting in ${delay / 1000} s. ${this.tailText()}`;
+    this.lastError = `The runtimea gateway ${how}; restarting in ${delay / 1000} s. ${this.tail.text()}`;
     this.ctx.log.warn({ code: exit.code, signal: exit.signal, delayMs: delay }, 'runtimea: gateway crashed; restarting');
     this.restartTimer = setTimeout(() => {
       this.restarts++;
@@ -354,32 +353,12 @@ export class RuntimeaGateway {
   /** Runs one OpenClaw CLI command with the gateway's environment; rejects unless it exits 0. */
   private async runOnce(program: GatewayProgram, env: NodeJS.ProcessEnv, args: readonly string[], timeoutMs: number, what: string): Promise<void> {
     const proc = await this.ctx.supervisor.spawn({ command: program.command, args: [...program.prefix, ...args], env, cwd: this.ctx.config.runtimea.stateDir, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.tail = [];
-    this.drain(proc);
+    this.tail.follow(proc);
     const timer = setTimeout(() => void proc.stop(), timeoutMs);
     const exit = await proc.exited;
     clearTimeout(timer);
     await proc.stop();
-    if (exit.code !== 0) throw new GatewayError(`${what} failed (exit ${exit.code ?? exit.signal}): ${this.tailText()}`);
-  }
-
-  /** Keeps the last lines of output (colours stripped, the token masked) and logs them at debug. */
-  private drain(proc: OwnedProcess, secret?: string): void {
-    for (const stream of [proc.child.stdout, proc.child.stderr]) {
-      if (!stream) continue;
-      void onBoundedLines(stream, (raw) => {
-        // eslint-disable-next-line no-control-regex
-        let line = raw.replace(/\x1b\[[0-9;]*m/g, '');
-        if (secret) line = line.split(secret).join('***');
-        this.tail.push(line);
-        if (this.tail.length > TAIL_LINES) this.tail.shift();
-        this.ctx.log.debug({ pid: proc.pid, line }, 'runtimea gateway');
-      }, LOG_LINE_BYTES);
-    }
-  }
-
-  private tailText(): string {
-    return this.tail.slice(-8).join(' | ').slice(-2000);
+    if (exit.code !== 0) throw new GatewayError(`${what} failed (exit ${exit.code ?? exit.signal}): ${this.tail.text()}`);
   }
 
   private readyTimeout(): number {
