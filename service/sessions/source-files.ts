@@ -83,8 +83,10 @@ export class SourceFiles {
    */
   restore(files: Iterable<[string, Known]>, dirs: Iterable<[string, DirKey]>): void {
     // Only files below today's roots (a root moved by configuration leaves its files out).
+    // Each root's prefix made once: isUnder would join it anew for each of 10,000 paths.
     const roots = Object.values(this.roots);
-    const under = (p: string): boolean => roots.some((root) => isUnder(p, root));
+    const prefixes = roots.map((root) => (root.endsWith(path.sep) ? root : root + path.sep));
+    const under = (p: string): boolean => roots.includes(p) || prefixes.some((prefix) => p.startsWith(prefix));
     for (const [p, known] of files) if (under(p)) this.files.set(p, known);
     for (const [p, key] of dirs) if (under(p)) this.dirs.set(p, key);
     const referenced = new Set<string>();
