@@ -15,7 +15,7 @@
  * page < 100 ms, memory flat; search < 20 ms; peak RSS < 300 MB, idle < 150 MB.
  */
 import { spawnSync } from 'node:child_process';
-import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startChildService, type ChildService } from '../test/helpers/child-service.js';
@@ -113,6 +113,9 @@ try {
   } finally {
     await service.stop();
   }
+  // The first start left V8's code cache of the bundle (service/cached-start.ts): restarts compile from it.
+  const cache = await stat(path.join(home, '.space-state', 'code-cache.bin')).catch(() => undefined);
+  row('code cache of the service bundle', cache ? `${(cache.size / MB).toFixed(1)} MB, written by the first start` : 'none (restarts compile the bundle)');
   // Restart: the saved index is checked against the disk; nothing changed, nothing is read.
   for (let i = 0; i < 3; i++) {
     const again = await firstPage(home, newest);

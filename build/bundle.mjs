@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /**
- * Bundles the two entry points that start the service, after `tsc` has built dist/: the
- * headless `dist/service/cli.js` and the Electron main `dist/main/index.js` are each
- * replaced by one ESM file holding every module they import (express, pino, zod, ... and
- * the service). Loading one file instead of about 900 modules takes the module-loading part
- * of a start from about 300 ms to about 130 ms (docs/startup.md).
+ * Bundles the entry points that start the service, after `tsc` has built dist/: the headless
+ * service becomes one CommonJS file `dist/service/headless.cjs`, started by
+ * `dist/service/cli.js` through a V8 code cache (service/cached-start.ts), and the Electron main
+ * `dist/main/index.js` one ESM file; each holds every module it imports (express, pino, zod,
+ * ... and the service). Loading one file instead of about 900 modules takes the module-loading
+ * part of a start from about 300 ms to about 130 ms, the code cache about 55 ms more (docs/startup.md).
  *
  * Everything else in dist/ stays what `tsc` made: worker threads still start their own
  * entry files beside the module that starts them. For that, `import.meta.url` in each
@@ -18,13 +19,25 @@ import { build } from 'esbuild';
 
 const root = path.resolve(import.meta.dirname, '..');
 const EXTERNAL = ['electron', 'electron-store', 'electron-updater', 'better-sqlite3', 'node-pty'];
+/**
+ * The headless service is CommonJS (`headless.cjs`), started by `cli.js` (service/cached-start.ts)
+ * through a V8 code cache, which Node 20 has for scripts but not for ES modules. The Electron
+ * main stays one ES module (Electron's Node has a compile cache of its own).
+ */
 export const BUNDLES = [
-  { entry: 'service/cli.ts', out: 'dist/service/cli.js' },
-  { entry: 'main/index.ts', out: 'dist/main/index.js' },
+  { entry: 'service/headless.ts', out: 'dist/service/headless.cjs', format: 'cjs' },
+  { entry: 'service/cached-start.ts', out: 'dist/service/cli.js', format: 'esm' },
+  { entry: 'main/index.ts', out: 'dist/main/index.js', format: 'esm' },
 ];
+/** `import.meta.url` of the bundle itself: ES modules have it; in CommonJS it is made from __filename. */
+const BANNERS = {
+  // CommonJS packages inside an ESM bundle call require() for Node's built-ins.
+  esm: { meta: 'import.meta.url', js: "import { createRequire as __spaceRequire } from 'node:module'; const require = __spaceRequire(import.meta.url);" },
+  cjs: { meta: '__spaceMetaUrl', js: "const __spaceMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+};
 
 /** `import.meta.url` of a source file as the bundle at `out` would see its tsc output. */
-function metaUrlPlugin(out) {
+function metaUrlPlugin(out, bundleUrl) {
   return {
     name: 'tsc-output-meta-url',
     setup(b) {
@@ -34,7 +47,7 @@ function metaUrlPlugin(out) {
         if (!text.includes('import.meta') || rel.startsWith('..') || rel.includes('node_modules')) return undefined;
         const compiled = path.join(root, 'dist', rel.replace(/\.ts$/, '.js'));
         const fromBundle = path.relative(path.dirname(path.join(root, out)), compiled).split(path.sep).join('/');
-        const url = `new URL(${JSON.stringify(fromBundle.startsWith('.') ? fromBundle : `./${fromBundle}`)}, import.meta.url).href`;
+        const url = `new URL(${JSON.stringify(fromBundle.startsWith('.') ? fromBundle : `./${fromBundle}`)}, ${bundleUrl}).href`;
         if (text.includes('import.meta.dirname') || text.includes('import.meta.filename')) throw new Error(`${rel}: use import.meta.url (the bundle rewrites only that)`);
         return { contents: text.replaceAll('import.meta.url', `(${url})`), loader: 'ts' };
       });
@@ -43,23 +56,22 @@ function metaUrlPlugin(out) {
 }
 
 export async function bundle() {
-  for (const { entry, out } of BUNDLES) {
+  for (const { entry, out, format } of BUNDLES) {
     await build({
       absWorkingDir: root,
       entryPoints: [entry],
       outfile: out,
       bundle: true,
       platform: 'node',
-      format: 'esm',
+      format,
       target: 'node20',
       external: EXTERNAL,
       sourcemap: true,
       minifyWhitespace: true,
       minifySyntax: true,
       logLevel: 'error',
-      // CommonJS packages inside an ESM bundle call require() for Node's built-ins.
-      banner: { js: "import { createRequire as __spaceRequire } from 'node:module'; const require = __spaceRequire(import.meta.url);" },
-      plugins: [metaUrlPlugin(out)],
+      banner: { js: BANNERS[format].js },
+      plugins: [metaUrlPlugin(out, BANNERS[format].meta)],
     });
   }
 }

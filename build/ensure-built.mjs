@@ -18,7 +18,7 @@ const SOURCES = ['service', 'main', 'preload'];
 const CONFIGS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'build/bundle.mjs'];
 const STAMP = path.join(root, 'dist', '.build-stamp');
 const BUILD_INFO = path.join(root, 'dist', 'tsconfig.build.tsbuildinfo');
-const OUTPUTS = ['dist/service/cli.js', 'dist/main/index.js'];
+const OUTPUTS = ['dist/service/cli.js', 'dist/service/headless.cjs', 'dist/main/index.js'];
 
 function fingerprint() {
   const hash = createHash('sha256');

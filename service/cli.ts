@@ -1,18 +1,5 @@
 #!/usr/bin/env node
-import { ConfigError, loadConfig } from './config.js';
-import { createHeadlessHost } from './host.js';
-import { createService } from './index.js';
-import { createLogger } from './log.js';
-import { runUntilSignalled } from './run.js';
+import { main } from './headless.js';
 
-/** `npm start`: the service under plain Node, with no Electron and nobody to confirm. */
-try {
-  const config = loadConfig(process.env);
-  const log = createLogger(config.logLevel);
-  const service = createService({ config, host: createHeadlessHost({ token: config.token }), log });
-  await runUntilSignalled(service, log);
-} catch (err) {
-  if (!(err instanceof ConfigError)) throw err;
-  process.stderr.write(`space: ${err.message}\n`);
-  process.exit(2);
-}
+/** `npm start` from the sources (tsx); the build replaces it by cached-start.ts (build/bundle.mjs). */
+await main();

@@ -28,7 +28,8 @@ export interface SessionRoots {
 export type StoreName = 'runtimea' | 'clia' | 'clib';
 
 export type PathRole =
-  | { type: 'dir' }
+  /** `files`: a folder that holds only files of the layout (no folder below it is in the layout). */
+  | { type: 'dir'; files?: true }
   | { type: 'index'; store: StoreName; agentId: string }
   | { type: 'log'; store: StoreName; agentId: string; id: string }
   | { type: 'clia-record'; agentId: string; id: string }
@@ -59,6 +60,8 @@ export function roleOf(roots: SessionRoots, target: string): PathRole | undefine
   return undefined;
 }
 
+const FILES_ONLY: PathRole = Object.freeze({ type: 'dir', files: true });
+
 function runtimeaRole(parts: string[], target: string): PathRole | undefined {
   const [agents, agent, folder, file, ...rest] = parts;
   if (rest.length > 0) return undefined;
@@ -68,7 +71,7 @@ function runtimeaRole(parts: string[], target: string): PathRole | undefined {
   if (!NAME.test(agent)) return undefined;
   if (folder === undefined) return { type: 'dir' };
   if (folder === 'agent') {
-    if (file === undefined) return { type: 'dir' };
+    if (file === undefined) return FILES_ONLY;
     if (file === SQLITE_FILE || file === `${SQLITE_FILE}-wal`) return { type: 'sqlite', agentId: agent, db: path.join(path.dirname(target), SQLITE_FILE) };
     return undefined;
   }
@@ -84,7 +87,7 @@ function cliRole(store: 'clia' | 'clib', parts: string[]): PathRole | undefined 
   if (folder === undefined) return { type: 'dir' };
   if (folder === 'sessions') return sessionsFolderRole(store, agent, file);
   if (store === 'clia' && folder === '.sessions') {
-    if (file === undefined) return { type: 'dir' };
+    if (file === undefined) return FILES_ONLY;
     const id = file.endsWith('.json') ? file.slice(0, -'.json'.length) : '';
     return NAME.test(id) ? { type: 'clia-record', agentId: agent, id } : undefined;
   }
@@ -92,7 +95,7 @@ function cliRole(store: 'clia' | 'clib', parts: string[]): PathRole | undefined 
 }
 
 function sessionsFolderRole(store: StoreName, agentId: string, file: string | undefined): PathRole | undefined {
-  if (file === undefined) return { type: 'dir' };
+  if (file === undefined) return FILES_ONLY;
   if (file === INDEX_FILE) return { type: 'index', store, agentId };
   if (!file.endsWith('.jsonl')) return undefined;
   const id = file.slice(0, -'.jsonl'.length);
@@ -110,7 +113,7 @@ function projectRole(parts: string[]): PathRole | undefined {
   if (space !== '.space') return undefined;
   if (sessions === undefined) return { type: 'dir' };
   if (sessions !== 'sessions') return undefined;
-  if (file === undefined) return { type: 'dir' };
+  if (file === undefined) return FILES_ONLY;
   return file === PROJECT_INDEX ? { type: 'project', pid } : undefined;
 }
 

@@ -29,12 +29,19 @@ export type Known =
   | { role: 'legacy'; key: FileKey; record: SourceRecord; prompt?: string }
   | { role: 'sqlite'; key: string; records: SourceRecord[]; prompts: Map<string, string | undefined> };
 
-/** A listed folder: its inode and mtime, and when it was listed (its stat was taken just before). */
+/**
+ * A listed folder: its inode and mtime, and when it was listed (its stat was taken just before).
+ * A root that did not exist when it was walked is kept as ABSENT: a restart lists it only when
+ * its stat then finds something (a root a user never made is not walked at every start).
+ */
 export interface DirKey {
   ino: number;
   mtimeMs: number;
   listedAt: number;
 }
+
+const ABSENT_INO = -1;
+const absent = (listedAt: number): DirKey => ({ ino: ABSENT_INO, mtimeMs: ABSENT_INO, listedAt });
 
 export const IO_CONCURRENCY = 32;
 /**
@@ -76,8 +83,10 @@ export class SourceFiles {
    */
   restore(files: Iterable<[string, Known]>, dirs: Iterable<[string, DirKey]>): void {
     // Only files below today's roots (a root moved by configuration leaves its files out).
+    // Each root's prefix made once: isUnder would join it anew for each of 10,000 paths.
     const roots = Object.values(this.roots);
-    const under = (p: string): boolean => roots.some((root) => isUnder(p, root));
+    const prefixes = roots.map((root) => (root.endsWith(path.sep) ? root : root + path.sep));
+    const under = (p: string): boolean => roots.includes(p) || prefixes.some((prefix) => p.startsWith(prefix));
     for (const [p, known] of files) if (under(p)) this.files.set(p, known);
     for (const [p, key] of dirs) if (under(p)) this.dirs.set(p, key);
     const referenced = new Set<string>();
@@ -100,7 +109,9 @@ export class SourceFiles {
     const dirStats = await statMany([...this.dirs.keys()]);
     for (const [dir, saved] of this.dirs) {
       const st = dirStats.get(dir);
-      if (!st || !st.isDirectory() || st.ino !== saved.ino || st.mtimeMs !== saved.mtimeMs || !proves(saved)) out.push(dir);
+      if (saved.ino === ABSENT_INO) {
+        if (st) out.push(dir);
+      } else if (!st || !st.isDirectory() || st.ino !== saved.ino || st.mtimeMs !== saved.mtimeMs || !proves(saved)) out.push(dir);
     }
     // A folder listed again stats its files itself.
     const relisted = new Set(out);
@@ -158,6 +169,10 @@ export class SourceFiles {
     const listedAt = Date.now();
     // The folder's stat before its listing: an entry that comes after moves the mtime past it.
     const st = await stat(dir).catch(() => undefined);
+    if (!st && Object.values(this.roots).includes(dir)) {
+      this.dirs.set(dir, absent(listedAt));
+      return;
+    }
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch {

@@ -73,6 +73,9 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
       lost(dir);
     });
     watchers.set(dir, w);
+    // A folder of logs (thousands of entries) holds no folder to watch: not listed.
+    const role = roleOf(roots, dir);
+    if (role?.type === 'dir' && role.files) return;
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });

@@ -217,6 +217,31 @@ describe('the saved session index', () => {
     const dir = saved.dirs.find(([p]: [string]) => p === path.join(home, 'clia-space', 'p', 'sessions'));
     expect(dir[1].listedAt - dir[1].mtimeMs).toBeGreaterThan(2000);
   });
+  it('a root that does not exist is not walked at every start, and is read once it exists', async () => {
+    // This layout has no clib-space and no space-projects.
+    const clib = path.join(home, 'clib-space');
+    await expect(stat(clib)).rejects.toThrow();
+    await ageFolders(home);
+    await listing();
+    const changedAtStart = async (): Promise<{ changed: number; ids: string[] }> => {
+      const svc = await startService({ home });
+      try {
+        const ids = (await svc.get('/api/sessions?limit=1000')).json().sessions.map((x: { session_id: string }) => x.session_id);
+        const built = svc.logs.join('').split('\n').find((l) => l.includes('"session index built"'))!;
+        return { changed: JSON.parse(built).changed, ids };
+      } finally {
+        await svc.close();
+      }
+    };
+    const unchanged = await changedAtStart();
+    expect(unchanged.changed).toBe(0);
+    // Made while down: the root appears, and its session with it.
+    await writeCliSessions(clib, 'clib', [{ agentId: 'b', sessionId: 'clib-late', title: 'came while down', updatedAt: Date.parse('2026-11-25T00:00:00Z'), lines: [] }]);
+    const after = await changedAtStart();
+    expect(after.changed).toBeGreaterThan(0);
+    expect(after.ids).toContain('clib-late');
+    expect(after.ids.filter((id) => id !== 'clib-late')).toEqual(unchanged.ids);
+  });
 });
 
 describe('a refresh of nested paths', () => {
