@@ -4,7 +4,8 @@ import { DebouncedSave } from './debounced-save.js';
 import { readFile } from './disk.js';
 import type { SessionRoots } from './layout.js';
 import { newestFirst, PRECEDENCE, sessionView, type MergeInputs, type SessionView } from './merge.js';
-import type { DirKey, Known } from './source-files.js';
+import type { DirKey } from './dir-key.js';
+import type { Known } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 
 /** Bumped whenever what is saved, or how a file is read into it, changes: an older snapshot is discarded. */

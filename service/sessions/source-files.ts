@@ -1,6 +1,7 @@
 import type { Dirent, Stats } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../log.js';
+import { absentDir, needsListing, proves, type DirKey } from './dir-key.js';
 import { readdir, readFile, readStarts, stat, statMany } from './disk.js';
 import { fileKey, sameKey, type FileKey } from './file-log.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
@@ -29,26 +30,7 @@ export type Known =
   | { role: 'legacy'; key: FileKey; record: SourceRecord; prompt?: string }
   | { role: 'sqlite'; key: string; records: SourceRecord[]; prompts: Map<string, string | undefined> };
 
-/**
- * A listed folder: its inode and mtime, and when it was listed (its stat was taken just before).
- * A root that did not exist when it was walked is kept as ABSENT: a restart lists it only when
- * its stat then finds something (a root a user never made is not walked at every start).
- */
-export interface DirKey {
-  ino: number;
-  mtimeMs: number;
-  listedAt: number;
-}
-
-const ABSENT_INO = -1;
-const absent = (listedAt: number): DirKey => ({ ino: ABSENT_INO, mtimeMs: ABSENT_INO, listedAt });
-
 export const IO_CONCURRENCY = 32;
-/**
- * A folder's saved mtime proves the same names only when it is older than its listing by this
- * much: an entry added in the same clock tick as the listing could leave the mtime unchanged.
- */
-export const DIR_QUIET_MS = 2000;
 const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -109,9 +91,7 @@ export class SourceFiles {
     const dirStats = await statMany([...this.dirs.keys()]);
     for (const [dir, saved] of this.dirs) {
       const st = dirStats.get(dir);
-      if (saved.ino === ABSENT_INO) {
-        if (st) out.push(dir);
-      } else if (!st || !st.isDirectory() || st.ino !== saved.ino || st.mtimeMs !== saved.mtimeMs || !proves(saved)) out.push(dir);
+      if (needsListing(saved, st)) out.push(dir);
     }
     // A folder listed again stats its files itself.
     const relisted = new Set(out);
@@ -170,7 +150,7 @@ export class SourceFiles {
     // The folder's stat before its listing: an entry that comes after moves the mtime past it.
     const st = await stat(dir).catch(() => undefined);
     if (!st && Object.values(this.roots).includes(dir)) {
-      this.dirs.set(dir, absent(listedAt));
+      this.dirs.set(dir, absentDir(listedAt));
       return;
     }
     try {
@@ -381,11 +361,6 @@ function underAny(p: string, dirs: ReadonlySet<string>): boolean {
     if (dirs.has(dir)) return true;
     if (dir === path.dirname(dir)) return false;
   }
-}
-
-/** Whether a folder's saved mtime was old enough at its listing to stand for the names it had. */
-function proves(key: DirKey): boolean {
-  return key.mtimeMs < key.listedAt - DIR_QUIET_MS;
 }
 
 async function readJson(file: string, key: FileKey): Promise<unknown> {
