@@ -23,24 +23,33 @@ let fake: FakeChat;
 let chat: ChatService;
 const done = (name: string): string => path.join(chat.home, name);
 
+/** A service whose gateway's state folder comes from `openclaw onboard`, then the user's own `openclaw` commands; its gateway started. */
+async function onboarded(token: string, commands: string[][] = []): Promise<ChatService> {
+  const svc = await startChat({ SPACE_RUNTIMEA_BIN: openclaw!, SPACE_RUNTIMEA_NODE: node24!, SPACE_RUNTIMEA_PORT: '0' });
+  const o = { node: node24!, openclaw: openclaw!, home: svc.home, stateDir: path.join(svc.home, '.runtimea') };
+  await openclawOnboard({ ...o, providerUrl: fake.url, apiKey: KEY, auth: { mode: 'token', token } });
+  for (const args of commands) await openclawCommand(o, args);
+  await writeFile(path.join(svc.home, '.runtimea', '.env'), `PROVB_API_KEY=${KEY}\n`, { mode: 0o600 });
+  await svc.service.ctx.runtimeaGateway.ensure();
+  return svc;
+}
+
 beforeAll(async () => {
   if (!openclaw) return;
   fake = await startFakeChat();
-  chat = await startChat({ SPACE_RUNTIMEA_BIN: openclaw, SPACE_RUNTIMEA_NODE: node24!, SPACE_RUNTIMEA_PORT: '0' });
-  await openclawOnboard({ node: node24!, openclaw, home: chat.home, stateDir: path.join(chat.home, '.runtimea'), providerUrl: fake.url, apiKey: KEY, auth: { mode: 'token', token: 'user-gateway-token-approvals-0123' } });
-  await writeFile(path.join(chat.home, '.runtimea', '.env'), `PROVB_API_KEY=${KEY}\n`, { mode: 0o600 });
-  await chat.service.ctx.runtimeaGateway.ensure();
+  chat = await onboarded('user-gateway-token-approvals-0123');
 }, 180_000);
 afterAll(async () => {
   await chat?.close();
   await fake?.close();
 }, 30_000);
 
-async function open(body: Record<string, unknown>): Promise<{ streamId: string; sessionId: string; sse: SseConnection }> {
-  const res = await chat.prompt({ agent_name: 'runtimea', ...body });
+/** A runtimea prompt on `svc` (default: the first service), and its stream opened. */
+async function open(body: Record<string, unknown>, svc: ChatService = chat): Promise<{ streamId: string; sessionId: string; sse: SseConnection }> {
+  const res = await svc.prompt({ agent_name: 'runtimea', ...body });
   expect(res.status, res.text).toBe(200);
   const { stream_id: streamId, session_id: sessionId } = res.json();
-  return { streamId, sessionId, sse: await chat.stream(streamId) };
+  return { streamId, sessionId, sse: await svc.stream(streamId) };
 }
 
 describe.skipIf(!openclaw)('permission modes on the real OpenClaw gateway', () => {
@@ -145,22 +154,13 @@ describe.skipIf(!openclaw)('permission modes on a gateway whose user asks for ev
   const inHome = (name: string): string => path.join(asking.home, name);
 
   beforeAll(async () => {
-    asking = await startChat({ SPACE_RUNTIMEA_BIN: openclaw!, SPACE_RUNTIMEA_NODE: node24!, SPACE_RUNTIMEA_PORT: '0' });
-    const o = { node: node24!, openclaw: openclaw!, home: asking.home, stateDir: path.join(asking.home, '.runtimea') };
-    await openclawOnboard({ ...o, providerUrl: fake.url, apiKey: KEY, auth: { mode: 'token', token: 'user-gateway-token-asking-0123' } });
-    await openclawCommand(o, ['config', 'set', 'tools.exec.mode', 'ask']);
-    await writeFile(path.join(asking.home, '.runtimea', '.env'), `PROVB_API_KEY=${KEY}\n`, { mode: 0o600 });
-    await asking.service.ctx.runtimeaGateway.ensure();
+    asking = await onboarded('user-gateway-token-asking-0123', [['config', 'set', 'tools.exec.mode', 'ask']]);
   }, 180_000);
   afterAll(async () => {
     await asking?.close();
   }, 30_000);
 
-  async function turn(body: Record<string, unknown>): Promise<{ streamId: string; sse: SseConnection }> {
-    const res = await asking.prompt({ agent_name: 'runtimea', ...body });
-    expect(res.status, res.text).toBe(200);
-    return { streamId: res.json().stream_id, sse: await asking.stream(res.json().stream_id) };
-  }
+  const turn = (body: Record<string, unknown>) => open(body, asking);
 
   it('auto: the command is declined unasked (the gateway finds nobody to ask), as before', async () => {
     const file = inHome('auto-declined.txt');
