@@ -38,6 +38,11 @@ export function endsBefore(mtimeMs: number, sinceDay: number | undefined): boole
   return sinceDay !== undefined && dayOfMs(mtimeMs) + CLOCK_SLACK_DAYS < sinceDay;
 }
 
+/** The first mtime (epoch ms) that does not end before `sinceDay`: endsBefore(m, d) is m < windowStartMs(d). */
+export function windowStartMs(sinceDay: number | undefined): number {
+  return sinceDay === undefined ? -Infinity : (sinceDay - CLOCK_SLACK_DAYS) * DAY_MS;
+}
+
 export function dayOfMs(ms: number): number {
   return Math.floor(ms / DAY_MS);
 }

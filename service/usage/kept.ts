@@ -4,7 +4,7 @@ import type { SessionLog } from '../sessions/pipeline.js';
 import type { SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
 import type { ScanState } from './collect.js';
-import { endsBefore } from './days.js';
+import { endsBefore, windowStartMs } from './days.js';
 import type { CurrentPrices } from './price-file.js';
 import type { SavedKey, SavedLog, SavedUsage } from './saved.js';
 import type { LogUsage } from './types.js';
@@ -34,10 +34,17 @@ const SAVE_DELAY_MS = 5000;
  * It shares the store's `tracked` map and `reading` set: a log being read is never saved half read.
  */
 export class KeptAggregates {
-  /** Whether the saved logs were listed (at the first pass, once the prices are known). */
-  private listed = false;
+  /**
+   * The saved logs are listed by window, newest first: those saved with an mtime from
+   * `listedFrom` on are in `pending` (or taken); the older ones are looked up one by one
+   * when a log asks (it grew into the window), or listed when a wider report asks.
+   * Infinity: none listed yet; -Infinity: all (or none usable: other prices or rules).
+   */
+  private listedFrom = Infinity;
   /** Logs an earlier run saved aggregates of, with their files' keys, not taken yet. */
   private pending = new Map<string, SavedKey>();
+  /** Logs looked up alone (below the window listed): each once. */
+  private readonly askedAlone = new Set<string>();
   /** Logs whose aggregates changed (or went) since the last save. */
   private readonly unsaved = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -56,16 +63,31 @@ export class KeptAggregates {
     return !!this.saved?.exists();
   }
 
-  /** The prices in force; new ones drop what is pending (saved under other prices). Lists the saved logs once. */
+  /**
+   * The prices in force. A change after the saved logs were first listed drops what is
+   * pending (saved under the old prices), and nothing more is listed.
+   */
   use(prices: CurrentPrices, changed: boolean): void {
     this.prices = prices;
-    if (changed) this.pending.clear();
-    if (this.listed) return;
-    this.listed = true;
-    if (!this.saved) return;
+    if (!changed || this.listedFrom === Infinity) return;
+    this.pending.clear();
+    this.listedFrom = -Infinity;
+  }
+
+  /** Lists the saved logs of the window from `sinceDay` on that are not listed yet (one query). */
+  list(sinceDay: number | undefined): void {
+    const from = windowStartMs(sinceDay);
+    if (!this.saved || from >= this.listedFrom) return;
     const started = Date.now();
-    this.pending = this.saved.keys(prices);
-    if (this.pending.size > 0) this.log.info({ logs: this.pending.size, ms: Date.now() - started }, 'usage aggregates saved by an earlier run found');
+    // The first listing checks the prices and rules the rows were made under.
+    if (this.listedFrom === Infinity && !this.saved.matches(this.prices!)) {
+      this.listedFrom = -Infinity;
+      return;
+    }
+    const listed = this.saved.keys(from, this.listedFrom);
+    this.listedFrom = from;
+    for (const [id, key] of listed) if (!this.tracked.has(id)) this.pending.set(id, key);
+    if (listed.size > 0) this.log.info({ logs: listed.size, ms: Date.now() - started, ...(from > -Infinity ? { fromMs: from } : {}) }, 'usage aggregates saved by an earlier run found');
   }
 
   /** A log's aggregates changed (or it went): saved at the next save. */
@@ -75,6 +97,20 @@ export class KeptAggregates {
 
   isPending(id: string): boolean {
     return this.pending.has(id);
+  }
+
+  /** Whether saved logs older than the window listed may be left (looked up one by one). */
+  private partly(): boolean {
+    return this.listedFrom > -Infinity && this.listedFrom < Infinity;
+  }
+
+  /** Puts a log saved before the window listed in `pending`, once; whether it was saved there. */
+  private lookUp(id: string): boolean {
+    if (!this.partly() || this.askedAlone.has(id)) return false;
+    this.askedAlone.add(id);
+    const key = this.saved!.key(id, this.listedFrom);
+    if (key) this.pending.set(id, key);
+    return key !== undefined;
   }
 
   /** Forgets the pending logs no longer listed (their rows go at the next save). */
@@ -92,17 +128,27 @@ export class KeptAggregates {
    * on from their cursor. Returns what is left to read.
    */
   async take(todo: SessionLog[], sinceDay: number | undefined, index: SessionIndex, deferred: Map<string, number>): Promise<SessionLog[]> {
-    if (this.pending.size === 0) return todo;
+    if (this.pending.size === 0 && !this.partly()) return todo;
     // Each candidate's id and the key the index last saw, taken once (19,800 logs at restart).
-    const candidates = todo.flatMap((l) => {
-      const id = logId(l.log);
-      return l.log.kind === 'file' && this.pending.has(id) ? [{ l, id, known: index.fileKey(l.log) }] : [];
-    });
-    if (candidates.length === 0) return todo;
     // A log the index last saw change before the window is deferred on that (changes to it
-    // come through the watcher); the others are statted now.
-    const stats = await statMany(candidates.flatMap((c) => (endsBefore(c.known?.mtimeMs ?? Infinity, sinceDay) ? [] : [c.id])));
+    // come through the watcher): with only the window's saved logs listed, also one whose
+    // row is not listed. One saved before the window that changed into it since is looked up alone.
     const done = new Set<SessionLog>();
+    const candidates: Array<{ l: SessionLog; id: string; known: FileStat | undefined }> = [];
+    for (const l of todo) {
+      if (l.log.kind !== 'file') continue;
+      const id = logId(l.log);
+      const known = index.fileKey(l.log);
+      const before = endsBefore(known?.mtimeMs ?? Infinity, sinceDay);
+      if (this.pending.has(id)) candidates.push({ l, id, known });
+      else if (before && this.partly()) {
+        deferred.set(id, known!.mtimeMs);
+        done.add(l);
+      } else if (!before && this.lookUp(id)) candidates.push({ l, id, known });
+    }
+    if (candidates.length === 0) return done.size > 0 ? todo.filter((l) => !done.has(l)) : todo;
+    // The others are statted now.
+    const stats = await statMany(candidates.flatMap((c) => (endsBefore(c.known?.mtimeMs ?? Infinity, sinceDay) ? [] : [c.id])));
     const take = ({ l, id, known }: (typeof candidates)[number]): void => {
       const st = stats.has(id) ? stats.get(id) : known;
       if (!st) return; // gone: the store's read says so
@@ -125,7 +171,7 @@ export class KeptAggregates {
    * scan state stays in the saved file until the log grows (`stateOf` takes it then).
    */
   fromSaved(id: string, st: FileStat): { t: Tracked; unchanged: boolean } | undefined {
-    const key = this.pending.get(id);
+    const key = this.pending.get(id) ?? (this.lookUp(id) ? this.pending.get(id) : undefined);
     if (!key) return undefined;
     this.pending.delete(id);
     // Replaced or cut short since: read afresh (the row is rewritten at the next save).

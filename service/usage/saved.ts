@@ -35,12 +35,15 @@ const SLICE = 500;
  * One row per log: its key in plain columns (all of them read in one query at start), the
  * usage a report sums, and apart from it the scan state (the counted message ids, the
  * cursor), which only a log that grew needs: a restart's report deserializes usage only.
- * (Before: one `logs` row of both together, about 20 µs per log to take.)
+ * (Before: one `logs` row of both together, about 20 µs per log to take.) The keys are
+ * also indexed by mtime, whole: a window's keys are read from the index alone, without
+ * reading the rows' blobs.
  */
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   DROP TABLE IF EXISTS logs;
-  CREATE TABLE IF NOT EXISTS saved_logs (id TEXT PRIMARY KEY, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, usage BLOB NOT NULL, state BLOB NOT NULL);`;
+  CREATE TABLE IF NOT EXISTS saved_logs (id TEXT PRIMARY KEY, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, usage BLOB NOT NULL, state BLOB NOT NULL);
+  CREATE INDEX IF NOT EXISTS saved_logs_by_mtime ON saved_logs (mtime_ms, id, ino, size);`;
 
 /**
  * The usage store's per-log aggregates, kept across restarts in a SQLite file of the state
@@ -55,6 +58,7 @@ export class SavedUsage {
   private db: Database.Database | undefined;
   private getUsage: Database.Statement | undefined;
   private getState: Database.Statement | undefined;
+  private getKey: Database.Statement | undefined;
 
   constructor(
     private readonly file: string,
@@ -67,26 +71,46 @@ export class SavedUsage {
   }
 
   /**
-   * The logs saved under these prices and rules (none when they differ), with the key of
-   * the file each was read from: one query at start. A log's usage is read when a request
-   * first needs that log (usage), its scan state only when the log grew (state).
+   * Whether the saved rows were made under these prices and rules (else none is used, and
+   * the next save writes every log anew).
    */
-  keys(prices: CurrentPrices): Map<string, SavedKey> {
+  matches(prices: CurrentPrices): boolean {
     const db = this.open();
-    const out = new Map<string, SavedKey>();
-    if (!db) return out;
     try {
-      const version = db.prepare("SELECT value FROM meta WHERE key = 'version'").get() as { value: string } | undefined;
-      if (version?.value !== versionOf(prices)) return out;
+      return (db?.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as string | undefined) === versionOf(prices);
+    } catch (err) {
+      this.log.warn({ err: String(err) }, 'saved usage not read; reading the logs');
+      return false;
+    }
+  }
+
+  /**
+   * The logs saved with an mtime in [fromMs, belowMs), with the key of the file each was read
+   * from: one query for a window (a restart's default report needs the last 30 days' logs,
+   * not the 20,000 paths of all of them). A log's usage is read when a request first needs
+   * that log (usage), its scan state only when the log grew (state).
+   */
+  keys(fromMs: number, belowMs: number): Map<string, SavedKey> {
+    const out = new Map<string, SavedKey>();
+    try {
       // all() over iterate(): one call into SQLite instead of one per row.
-      for (const row of db.prepare('SELECT id, ino, size, mtime_ms FROM saved_logs').raw().all() as Array<[string, number, number, number]>) {
-        out.set(row[0], { ino: row[1], size: row[2], mtimeMs: row[3] });
-      }
+      const rows = this.open()?.prepare('SELECT id, ino, size, mtime_ms FROM saved_logs WHERE mtime_ms >= ? AND mtime_ms < ?').raw().all(fromMs, belowMs) as Array<[string, number, number, number]> | undefined;
+      for (const row of rows ?? []) out.set(row[0], { ino: row[1], size: row[2], mtimeMs: row[3] });
     } catch (err) {
       this.log.warn({ err: String(err) }, 'saved usage not read; reading the logs');
       out.clear();
     }
     return out;
+  }
+
+  /** One log's saved key, when its row has an mtime below `belowMs` (the rows not listed yet). */
+  key(id: string, belowMs: number): SavedKey | undefined {
+    try {
+      const row = (this.getKey ??= this.db?.prepare('SELECT ino, size, mtime_ms FROM saved_logs WHERE id = ? AND mtime_ms < ?').raw())?.get(id, belowMs) as [number, number, number] | undefined;
+      return row && { ino: row[0], size: row[1], mtimeMs: row[2] };
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -168,6 +192,7 @@ export class SavedUsage {
     this.db = undefined;
     this.getUsage = undefined;
     this.getState = undefined;
+    this.getKey = undefined;
   }
 
   private open(): Database.Database | undefined {

@@ -195,6 +195,7 @@ export class UsageStore {
       this.tracked.delete(id);
       this.kept.changed(id);
     }
+    this.kept.list(sinceDay);
     this.kept.dropUnlisted(listed);
     for (const id of this.deferred.keys()) if (!listed.has(id) || dirty.has(id)) this.deferred.delete(id);
     let todo = logs.filter((l) => {

@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -96,6 +96,32 @@ describe('saved usage aggregates', () => {
     svc = undefined;
     await rm(file(), { force: true });
     expect(await reportOnce()).toEqual(grown);
+  });
+
+  it('a restart takes the window\'s saved logs first; older ones when a wider report asks, one that grew into the window from where it stopped', async () => {
+    // The clia log last written 60 days ago: outside the default 30-day window.
+    const old = new Date(Date.now() - 60 * 86_400_000);
+    await utimes(cliaLog(), old, old);
+    const wide = await reportOnce('?days=3650');
+    const { svc: s, reads } = await start();
+    // The start's pass took the default window, without the clia log.
+    const recent = await usageOf(s, '');
+    expect(recent.by_session.map((r: any) => r.session_id)).not.toContain(IDS.C1);
+    expect(await usageOf(s, '?days=3650')).toEqual(wide);
+    expect(reads.map((r) => path.extname(r.path))).toEqual(['.json']);
+    await s.close();
+    svc = undefined;
+    // Grown while the service was down: now in the window, read on from its saved cursor.
+    const size = (await stat(cliaLog())).size;
+    await appendFile(cliaLog(), `${cliaTurn(IDS.C1, 'back to it', at(0, '00:50:00.000'), '01-new-text', 1300).join('\n')}\n`);
+    const again = await start();
+    const grown = await usageOf(again.svc, '');
+    expect(grown.by_session.map((r: any) => r.session_id)).toContain(IDS.C1);
+    expect(again.reads.filter((r) => r.path.endsWith('.jsonl'))).toEqual([{ path: cliaLog(), from: size }]);
+    await again.svc.close();
+    svc = undefined;
+    await rm(file(), { force: true });
+    expect(await reportOnce('')).toEqual(grown);
   });
 
   it('a file of the earlier layout (usage and scan state in one row) is dropped, never read', async () => {
