@@ -52,12 +52,34 @@ class LineBuilder {
 /**
  * Every newline-terminated line starting in [from, to), in batches (one per chunk read, so
  * a 500 MB log costs a few hundred awaits, not millions); bytes after the last newline are left.
+ * The next chunk is read into a second buffer while a batch is used (a count of a 500 MB log
+ * otherwise waits for its reads about a fifth of its time); a batch's bytes stay valid until
+ * the batch after it is asked for.
  */
 export async function* forwardLines(fh: FileHandle, from: number, to: number): AsyncGenerator<Line[]> {
   const split = new ForwardSplitter(from, to);
-  while (split.pos < to) {
-    const batch = split.take(await readExactly(fh, split.pos, split.next(), split.buffer));
-    if (batch.length > 0) yield batch;
+  const buffers = [split.buffer, Buffer.allocUnsafe(split.buffer.length)] as const;
+  let turn = 0;
+  let at = from;
+  const readNext = (): Promise<Buffer> | undefined => {
+    if (at >= to) return undefined;
+    const length = Math.min(split.buffer.length, to - at);
+    const read = readExactly(fh, at, length, buffers[turn]);
+    at += length;
+    turn ^= 1;
+    return read;
+  };
+  let next = readNext();
+  try {
+    while (next) {
+      const chunk = await next;
+      next = readNext();
+      const batch = split.take(chunk);
+      if (batch.length > 0) yield batch;
+    }
+  } finally {
+    // Left early: the read under way ends before the caller closes the file.
+    await next?.catch(() => undefined);
   }
 }
 
