@@ -133,37 +133,42 @@ export class KeptAggregates {
     // A log the index last saw change before the window is deferred on that (changes to it
     // come through the watcher): with only the window's saved logs listed, also one whose
     // row is not listed. One saved before the window that changed into it since is looked up alone.
-    const done = new Set<SessionLog>();
+    const left: SessionLog[] = [];
     const candidates: Array<{ l: SessionLog; id: string; known: FileStat | undefined }> = [];
+    const partly = this.partly();
     for (const l of todo) {
-      if (l.log.kind !== 'file') continue;
-      const id = logId(l.log);
+      if (l.log.kind !== 'file') {
+        left.push(l);
+        continue;
+      }
+      const id = l.log.path;
       const known = index.fileKey(l.log);
       const before = endsBefore(known?.mtimeMs ?? Infinity, sinceDay);
       if (this.pending.has(id)) candidates.push({ l, id, known });
-      else if (before && this.partly()) {
-        deferred.set(id, known!.mtimeMs);
-        done.add(l);
-      } else if (!before && this.lookUp(id)) candidates.push({ l, id, known });
+      else if (before && partly) deferred.set(id, known!.mtimeMs);
+      else if (!before && this.lookUp(id)) candidates.push({ l, id, known });
+      else left.push(l);
     }
-    if (candidates.length === 0) return done.size > 0 ? todo.filter((l) => !done.has(l)) : todo;
+    if (candidates.length === 0) return left;
     // The others are statted now.
     const stats = await statMany(candidates.flatMap((c) => (endsBefore(c.known?.mtimeMs ?? Infinity, sinceDay) ? [] : [c.id])));
-    const take = ({ l, id, known }: (typeof candidates)[number]): void => {
+    // Whether a candidate is done (deferred, or taken unchanged); else it is left to read.
+    const take = ({ id, known }: (typeof candidates)[number]): boolean => {
       const st = stats.has(id) ? stats.get(id) : known;
-      if (!st) return; // gone: the store's read says so
+      if (!st) return false; // gone: the store's read says so
       if (endsBefore(st.mtimeMs, sinceDay)) {
         deferred.set(id, st.mtimeMs);
-        done.add(l);
-        return;
+        return true;
       }
       const saved = this.fromSaved(id, st);
-      if (!saved) return;
+      if (!saved) return false;
       this.tracked.set(id, saved.t);
-      if (saved.unchanged) done.add(l);
+      return saved.unchanged;
     };
-    this.saved!.batch(() => candidates.forEach(take));
-    return todo.filter((l) => !done.has(l));
+    this.saved!.batch(() => {
+      for (const c of candidates) if (!take(c)) left.push(c.l);
+    });
+    return left;
   }
 
   /**

@@ -167,7 +167,8 @@ export class UsageStore {
    * makes the answer anew.
    */
   private async readChanged(settled: Settled, pricer: Pricer): Promise<boolean> {
-    const changed = [...this.dirty].flatMap((p) => settled.byPath.get(p) ?? []);
+    const byPath = (settled.byPath ??= logsByFile(settled.logs));
+    const changed = [...this.dirty].flatMap((p) => byPath.get(p) ?? []);
     this.dirty.clear();
     const before = changed.map((l) => this.tracked.get(logId(l.log)));
     // Read for all the days the settled answer holds, not just this request's (a log left
@@ -228,7 +229,7 @@ export class UsageStore {
     const answer = { sessions, ...(prices.overrideError ? { overrideError: prices.overrideError } : {}) };
     // Every log of these views is now read for these days, but for the changes that arrived
     // meanwhile (still in `dirty`, for the next request).
-    this.settled = { views, byPath: logsByFile(logs), sinceDay, answer };
+    this.settled = { views, logs, sinceDay, answer };
     this.kept.schedule();
     return answer;
   }
@@ -330,8 +331,9 @@ type Answer = { readonly sessions: readonly SessionUsage[]; overrideError?: stri
 
 interface Settled {
   views: readonly SessionView[];
-  /** The sessions of `views` by the path the index reports changes of (a SQLite store holds several). */
-  byPath: Map<string, SessionLog[]>;
+  logs: readonly SessionLog[];
+  /** The sessions of `views` by the path the index reports changes of (a SQLite store holds several); made when a change first needs it. */
+  byPath?: Map<string, SessionLog[]>;
   sinceDay: number | undefined;
   answer: Answer;
 }
