@@ -152,8 +152,8 @@ try {
       const cpuMs = cpuMsOf(again.pid) - cpuBefore;
       const warmed = /"ms":(\d+),"msg":"usage: default window taken from saved aggregates"/.exec(again.output());
       const [allMs] = await timed(() => ok(again, '/api/usage?days=3650'));
-      const restored = /"logs":(\d+),"ms":(\d+),"msg":"usage aggregates saved by an earlier run found"/.exec(again.output());
-      row('restart: default /api/usage', `${ms.toFixed(0)} ms, service CPU meanwhile ${cpuMs.toFixed(0)} ms (goal < 100 ms; ${restored?.[1] ?? '?'} logs saved, listed in ${restored?.[2] ?? '?'} ms; the window taken at start in ${warmed?.[1] ?? '(not yet)'} ms); days=3650 then ${allMs.toFixed(0)} ms; load ${os.loadavg()[0]!.toFixed(1)}`);
+      const restored = /"logs":(\d+),"ms":(\d+),(?:"fromMs":\d+,)?"msg":"usage aggregates saved by an earlier run found"/.exec(again.output());
+      row('restart: default /api/usage', `${ms.toFixed(0)} ms, service CPU meanwhile ${cpuMs.toFixed(0)} ms (goal < 100 ms; ${restored?.[1] ?? '?'} logs of the window saved, listed in ${restored?.[2] ?? '?'} ms; the window taken at start in ${warmed?.[1] ?? '(not yet)'} ms); days=3650 then ${allMs.toFixed(0)} ms; load ${os.loadavg()[0]!.toFixed(1)}`);
       return body;
     } finally {
       await again.stop();
