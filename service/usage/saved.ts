@@ -32,7 +32,7 @@ const RULES = 2;
 /** Rows per transaction (about 20 ms of serializing and writing). */
 const SLICE = 500;
 /**
- * One row per log: its key in plain columns (all of them read in one query at start), the
+ * One row per log: its key in plain columns (a window's read in one query), the
  * usage a report sums, and apart from it the scan state (the counted message ids, the
  * cursor), which only a log that grew needs: a restart's report deserializes usage only.
  * (Before: one `logs` row of both together, about 20 µs per log to take.) The keys are
