@@ -40,13 +40,24 @@ export interface Page {
 
 /** A count as saved across restarts (see count-store.ts). */
 export interface SavedCount {
-  path: string;
   key: FileKey;
   scanned: number;
   complete: number;
   tail: number;
   /** [line start, messages before it] */
   checkpoints: Array<[number, number]>;
+}
+
+/**
+ * The counts an earlier run saved, each decoded only when its log is first asked for (a
+ * restart's first page needs 50 of 10,000): see count-store.ts.
+ */
+export interface SavedCounts {
+  /** The saved count of a log, decoded and handed over once; undefined when none (or damaged). */
+  take(path: string): SavedCount | undefined;
+  /** Whether a count of the log at this key was saved, without decoding it. */
+  has(path: string, key: FileKey): boolean;
+  forget(path: string): void;
 }
 
 const CHECKPOINT_MESSAGES = 500;
@@ -72,30 +83,29 @@ export function sameKey(a: FileKey | undefined, b: FileKey | undefined): boolean
 export class FileLogs {
   private readonly states = new Map<string, CountState>();
   private readonly lock = new KeyedLock();
+  private savedCounts: SavedCounts | undefined;
   /** Called after a count changed (the count store saves big ones). */
   onCounted: (() => void) | undefined;
 
   /** Counts saved by an earlier run; each is used only while its file's key still matches. */
-  restore(saved: readonly SavedCount[]): void {
-    for (const s of saved) {
-      if (this.states.has(s.path)) continue;
-      this.states.set(s.path, { key: s.key, scanned: s.scanned, complete: s.complete, tail: s.tail, checkpoints: s.checkpoints.map(([position, index]) => ({ position, index })) });
-    }
+  restore(saved: SavedCounts): void {
+    this.savedCounts = saved;
   }
 
-  /** The counts of logs of at least `minBytes`, to save. */
-  saved(minBytes: number): SavedCount[] {
-    const out: SavedCount[] = [];
-    for (const [path, st] of this.states) {
-      if (st.key.size < minBytes) continue;
-      out.push({ path, key: st.key, scanned: st.scanned, complete: st.complete, tail: st.tail, checkpoints: st.checkpoints.map((c) => [c.position, c.index]) });
-    }
-    return out;
+  /** Every count decoded so far, to save (with what `restore` gave that was never asked for). */
+  *saved(): Generator<[string, SavedCount]> {
+    for (const [path, st] of this.states) yield [path, { key: st.key, scanned: st.scanned, complete: st.complete, tail: st.tail, checkpoints: st.checkpoints.map((c) => [c.position, c.index]) }];
+  }
+
+  /** Whether the count of this exact file version is known, without any I/O or decoding. */
+  hasCount(path: string, key: FileKey): boolean {
+    const state = this.states.get(path);
+    return state ? sameKey(state.key, key) : !!this.savedCounts?.has(path, key);
   }
 
   /** The count for this exact file version, without any I/O; undefined when not known. */
   cachedCount(path: string, key: FileKey): number | undefined {
-    const state = this.states.get(path);
+    const state = this.state(path);
     return state && sameKey(state.key, key) ? state.complete + state.tail : undefined;
   }
 
@@ -169,6 +179,18 @@ export class FileLogs {
 
   forget(path: string): void {
     this.states.delete(path);
+    this.savedCounts?.forget(path);
+  }
+
+  /** A log's count state: counted in this run, else saved by an earlier one (decoded now). */
+  private state(path: string): CountState | undefined {
+    const known = this.states.get(path);
+    if (known) return known;
+    const s = this.savedCounts?.take(path);
+    if (!s) return undefined;
+    const state = { key: s.key, scanned: s.scanned, complete: s.complete, tail: s.tail, checkpoints: s.checkpoints.map(([position, index]) => ({ position, index })) };
+    this.states.set(path, state);
+    return state;
   }
 
   private async withFile<T>(path: string, task: (fh: FileHandle, key: FileKey) => Promise<T>): Promise<T> {
@@ -183,7 +205,7 @@ export class FileLogs {
   /** Brings the count up to date with the open file (one counter per path at a time). */
   private refresh(path: string, format: LogFormat, fh: FileHandle, key: FileKey): Promise<CountState> {
     return this.lock.run(path, async () => {
-      const cached = this.states.get(path);
+      const cached = this.state(path);
       if (cached && sameKey(cached.key, key)) return cached;
       const state = (await appendedOnly(fh, cached, key)) ? { ...cached!, checkpoints: [...cached!.checkpoints] } : fresh(key);
       await scan(fh, format, state, key);

@@ -26,6 +26,12 @@ export class LogReader {
     }
   }
 
+  /** Whether `cachedCount` knows this version's count (without decoding a saved one). */
+  hasCount(ref: LogRef, version: LogVersion | undefined): boolean {
+    if (ref.kind === 'file') return typeof version === 'object' && this.files.hasCount(ref.path, version);
+    return this.cachedCount(ref, version) !== undefined;
+  }
+
   /** Counts now, reading only what changed since the last count; `version` is what the index saw. */
   count(ref: LogRef, version?: LogVersion): Promise<number> {
     switch (ref.kind) {

@@ -75,7 +75,7 @@ export class MessageCounts {
             const [p, ref] = next.value;
             this.recount.delete(p);
             const version = this.versionOf(ref);
-            if (version === undefined || this.logs.cachedCount(ref, version) !== undefined) continue;
+            if (version === undefined || this.logs.hasCount(ref, version)) continue;
             await this.countLog(ref, version, p);
             counted++;
             continue;
@@ -110,7 +110,7 @@ export class MessageCounts {
   private nextUncounted(): SessionView | undefined {
     const views = this.views();
     let i = this.warmFrom;
-    while (i < views.length && !(views[i]!.log && this.logs.cachedCount(views[i]!.log!, this.versionOf(views[i]!.log!)) === undefined)) i++;
+    while (i < views.length && !(views[i]!.log && !this.logs.hasCount(views[i]!.log!, this.versionOf(views[i]!.log!)))) i++;
     // Past the end: every session counted, so the next change needs no walk.
     this.warmFrom = i < views.length ? i + 1 : i;
     return views[i];

@@ -31,7 +31,14 @@ describe('saved message counts', () => {
     await first.close();
     const countsFile = path.join(home, '.space-state', 'session-counts.json');
     expect((await stat(countsFile)).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(await readFile(countsFile, 'utf8')).counts.map((c: { path: string }) => c.path)).toEqual([log]);
+    // Version 2: a header line, then one line per log: its path as JSON, a tab, the key, count and checkpoints.
+    const lines = (await readFile(countsFile, 'utf8')).split('\n');
+    expect(lines[0]).toBe('{"version":2}');
+    expect(lines).toHaveLength(3);
+    expect(JSON.parse(lines[1]!.split('\t')[0]!)).toBe(log);
+    expect(lines[2]).toBe('');
+    const st = await stat(log);
+    expect(JSON.parse(lines[1]!.split('\t')[1]!).slice(0, 3)).toEqual([st.ino, st.size, st.mtimeMs]);
 
     // Ruin the first lines in place, keeping inode, size and mtime: a recount would find fewer messages.
     const fh = await open(log, 'r+');
@@ -52,6 +59,53 @@ describe('saved message counts', () => {
     } finally {
       await second.close();
     }
+  });
+
+  it('a first page right after a restart has the saved counts; a line of the wrong shape or a version 1 file is counted again', async () => {
+    const countsFile = path.join(home, '.space-state', 'session-counts.json');
+    const listed = async (): Promise<number> => {
+      const svc = await startService({ home });
+      try {
+        const body = (await svc.get('/api/sessions')).json();
+        expect(body.total).toBe(1);
+        return body.sessions[0].message_count;
+      } finally {
+        await svc.close();
+      }
+    };
+    // A count of the whole log, saved; then the log ruined in place under the same key.
+    await rm(countsFile, { force: true });
+    await utimes(log, MTIME, MTIME);
+    const whole = await listed();
+    expect(whole).toBeGreaterThan(10);
+    const saved = await readFile(countsFile, 'utf8');
+    const fh = await open(log, 'r+');
+    await fh.write(Buffer.alloc(8192, 0x20), 0, 8192, 0);
+    await fh.close();
+    await utimes(log, MTIME, MTIME);
+    // Decoded when the page asked for it: the saved figure, not a recount of the ruined file.
+    expect(await listed()).toBe(whole);
+
+    const [header, line] = saved.split('\n');
+    const [key, value] = line!.split('\t') as [string, string];
+    const recounted = async (text: string): Promise<number> => {
+      await writeFile(countsFile, text);
+      return listed();
+    };
+    const fewer = await recounted('');
+    expect(fewer).toBeLessThan(whole);
+    expect(await recounted(saved)).toBe(whole);
+    // A line of the wrong shape (a negative count, an odd checkpoint list, not JSON) is not used.
+    const fields = JSON.parse(value) as number[];
+    expect(await recounted(`${header}\n${key}\t${JSON.stringify([...fields.slice(0, 4), -1, ...fields.slice(5)])}\n`)).toBe(fewer);
+    expect(await recounted(`${header}\n${key}\t${JSON.stringify([...fields, 7])}\n`)).toBe(fewer);
+    expect(await recounted(`${header}\n${key}\t${value.slice(0, -1)}\n`)).toBe(fewer);
+    // Without its newline the last line is not a whole one.
+    expect(await recounted(`${header}\n${key}\t${value}`)).toBe(fewer);
+    // Version 1 (one JSON document) is not read.
+    const v1 = { version: 1, counts: [{ path: log, key: { ino: fields[0], size: fields[1], mtimeMs: fields[2] }, scanned: fields[3], complete: fields[4], tail: fields[5], checkpoints: [[0, 0]] }] };
+    expect(await recounted(JSON.stringify(v1))).toBe(fewer);
+    expect(await recounted(saved)).toBe(whole);
   });
 
   it('a damaged counts file is ignored', async () => {
