@@ -214,16 +214,6 @@ export class FtsStore {
     return this.db.inTransaction;
   }
 
-  /**
-   * Hands SQLite's page cache of this connection back (up to 16 MB with better-sqlite3's
-   * default cache size): the worker calls it when its queue drains, so the idle service
-   * does not keep the pages of the last pass; the next pass reads them again from the
-   * operating system's file cache.
-   */
-  releaseMemory(): void {
-    if (!this.db.inTransaction) this.guard(() => this.db.pragma('shrink_memory'));
-  }
-
   dropSession(sid: number): void {
     this.guard(() => this.statements.dropSession.run(sid));
   }

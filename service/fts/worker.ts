@@ -78,10 +78,7 @@ class IndexWorker {
       }
       const job = this.store ? this.take() : undefined;
       if (!job) {
-        this.safely(() => {
-          this.flush();
-          this.store?.releaseMemory();
-        });
+        this.safely(() => this.flush());
         if (this.stats.jobs > 0) post({ type: 'idle', stats: { ...this.stats, ms: Date.now() - this.stats.ms } });
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = undefined;

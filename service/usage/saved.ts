@@ -157,8 +157,6 @@ export class SavedUsage {
         })();
         await new Promise((resolve) => setImmediate(resolve));
       }
-      // The pages this save went through (up to 16 MB of cache) are not kept while idle.
-      this.db?.pragma('shrink_memory');
     } catch (err) {
       this.log.warn({ err: String(err) }, 'usage aggregates not saved');
     }
