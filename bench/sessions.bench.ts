@@ -144,7 +144,7 @@ try {
   const idler = await startChildService({ home, env: { SPACE_LOG_LEVEL: 'info' }, entry: START });
   try {
     const ready = await ftsReady(idler, 60_000);
-    row('memory, restart', `idle ${await idleRss(idler)} once the full-text index was ${ready ? 'ready' : 'still not ready after 60 s'} (goal < 150 MB); ${load()}`);
+    row('memory, restart', `full-text index ${ready ? 'ready' : 'still not ready after 60 s'}; idle ${await idleRss(idler)} (goal < 150 MB); ${load()}`);
   } finally {
     await idler.stop();
   }
