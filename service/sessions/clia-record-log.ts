@@ -1,6 +1,7 @@
 import { readFile, stat } from './disk.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
-import { fileKey, sameKey, type FileKey, type Page } from './file-log.js';
+import { fileKey, sameKey, type FileKey } from './file-key.js';
+import type { Page } from './file-log.js';
 import type { LogEntry, Message } from './types.js';
 
 /** A clia record larger than this is not read (its messages count as none). */

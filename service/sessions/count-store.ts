@@ -1,7 +1,8 @@
 import type { Logger } from '../log.js';
 import { DebouncedSave } from './debounced-save.js';
 import { readFile } from './disk.js';
-import type { FileKey, FileLogs, SavedCount, SavedCounts } from './file-log.js';
+import type { FileKey } from './file-key.js';
+import type { FileLogs, SavedCount, SavedCounts } from './file-log.js';
 
 const SAVE_DELAY_MS = 2000;
 /** The file's first line; a file without it (version 1 was one JSON document) is not read. */

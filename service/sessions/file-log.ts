@@ -1,18 +1,13 @@
 import type { FileHandle } from 'node:fs/promises';
 import { open } from './disk.js';
-import { closeSync, fstatSync, openSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { KeyedLock } from '../stores/lock.js';
+import { fileKey, sameKey, type FileKey } from './file-key.js';
 import type { LineContext } from '../transcripts/formats.js';
 import { countLine, lineEntries } from './line-entries.js';
 import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';
 
-/** What a cached count is valid for: the file's identity, size and mtime. */
-export interface FileKey {
-  ino: number;
-  size: number;
-  mtimeMs: number;
-}
 
 interface Checkpoint {
   /** Start of a line. */
@@ -66,13 +61,6 @@ const CHECKPOINT_BYTES = 4 * 1024 * 1024;
 /** Says whether a raw log line is worth parsing (a reader that needs only some records). */
 export type LineSelect = (line: Buffer) => boolean;
 
-export function fileKey(st: Pick<Stats, 'ino' | 'size' | 'mtimeMs'>): FileKey {
-  return { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
-}
-
-export function sameKey(a: FileKey | undefined, b: FileKey | undefined): boolean {
-  return !!a && !!b && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
-}
 
 /**
  * Message counts and pages of JSONL logs. A count is cached per path with the file's key;

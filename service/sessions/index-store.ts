@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import type { FileKey } from './file-log.js';
+import type { FileKey } from './file-key.js';
 import { DebouncedSave } from './debounced-save.js';
 import { readFile } from './disk.js';
 import type { SessionRoots } from './layout.js';

@@ -1,5 +1,6 @@
 import { stat } from './disk.js';
-import { FileLogs, type FileKey, type LineSelect, type Page } from './file-log.js';
+import type { FileKey } from './file-key.js';
+import { FileLogs, type LineSelect, type Page } from './file-log.js';
 import { CliaRecordLogs } from './clia-record-log.js';
 import { LogChangedError } from './lines.js';
 import { SqliteLogs } from './sqlite-log.js';

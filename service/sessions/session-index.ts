@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import type { FileKey } from './file-log.js';
+import type { FileKey } from './file-key.js';
 import { IndexSnapshot, viewsOf, type IndexState } from './index-store.js';
 import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';

@@ -1,9 +1,10 @@
 import type { Dirent, Stats } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../log.js';
-import { absentDir, needsListing, proves, type DirKey } from './dir-key.js';
+import { changedPaths, isUnder, underAny, underRoots, type SavedKey } from './bulk-check.js';
+import { absentDir, proves, type DirKey } from './dir-key.js';
 import { readdir, readFile, readStarts, stat, statMany } from './disk.js';
-import { fileKey, sameKey, type FileKey } from './file-log.js';
+import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
 import { promptIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
 import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
@@ -64,11 +65,7 @@ export class SourceFiles {
    * only the files whose inode, size or mtime differ, and lists only the folders that changed.
    */
   restore(files: Iterable<[string, Known]>, dirs: Iterable<[string, DirKey]>): void {
-    // Only files below today's roots (a root moved by configuration leaves its files out).
-    // Each root's prefix made once: isUnder would join it anew for each of 10,000 paths.
-    const roots = Object.values(this.roots);
-    const prefixes = roots.map((root) => (root.endsWith(path.sep) ? root : root + path.sep));
-    const under = (p: string): boolean => roots.includes(p) || prefixes.some((prefix) => p.startsWith(prefix));
+    const under = underRoots(this.roots);
     for (const [p, known] of files) if (under(p)) this.files.set(p, known);
     for (const [p, key] of dirs) if (under(p)) this.dirs.set(p, key);
     const referenced = new Set<string>();
@@ -78,32 +75,14 @@ export class SourceFiles {
     this.referenced = referenced;
   }
 
-  /**
-   * What may have changed since the state was restored, checked in bulk: folders whose inode or
-   * mtime moved (or whose saved mtime was too recent to prove anything), roots never listed,
-   * files whose key differs or that are gone, and SQLite stores (their own check is two stats).
-   * A folder's mtime moves whenever an entry is added, removed or renamed, so a folder that
-   * kept its mtime still holds the same names: its unchanged files need only their stat.
-   */
-  async changedSince(): Promise<string[]> {
-    const out: string[] = [];
-    for (const root of new Set(Object.values(this.roots))) if (!this.dirs.has(root)) out.push(root);
-    const dirStats = await statMany([...this.dirs.keys()]);
-    for (const [dir, saved] of this.dirs) {
-      const st = dirStats.get(dir);
-      if (needsListing(saved, st)) out.push(dir);
-    }
-    // A folder listed again stats its files itself.
-    const relisted = new Set(out);
-    const files = [...this.files].filter(([p, known]) => known.role !== 'sqlite' && !underAny(p, relisted)).map(([p]) => p);
-    const stats = await statMany(files);
-    for (const p of files) {
-      const st = stats.get(p);
-      const known = this.files.get(p) as Exclude<Known, { role: 'sqlite' }>;
-      if (!st || !st.isFile() || !sameKey(known.key, fileKey(st))) out.push(p);
-    }
-    for (const [p, known] of this.files) if (known.role === 'sqlite') out.push(p);
-    return out;
+  /** What may have changed since the state was restored (bulk-check.ts). */
+  changedSince(): Promise<string[]> {
+    return changedPaths(this.roots, this.dirs, this.savedKeys());
+  }
+
+  /** Every known file's key, as the bulk check takes it. */
+  private *savedKeys(): Iterable<[string, SavedKey]> {
+    for (const [p, known] of this.files) yield [p, known.role === 'sqlite' ? 'always' : known.key];
   }
 
   /** Listed folders whose saved mtime proves nothing yet (changed within DIR_QUIET_MS of their listing). */
@@ -350,19 +329,6 @@ export class SourceFiles {
   }
 }
 
-/** Whether one of `dirs` is a strict ancestor of `p`. */
-function underAny(p: string, dirs: ReadonlySet<string>): boolean {
-  // A few folders (a restart's usual case): a prefix test each, cheaper than walking p's parents.
-  if (dirs.size <= 8) {
-    for (const dir of dirs) if (p !== dir && isUnder(p, dir)) return true;
-    return false;
-  }
-  for (let dir = path.dirname(p); ; dir = path.dirname(dir)) {
-    if (dirs.has(dir)) return true;
-    if (dir === path.dirname(dir)) return false;
-  }
-}
-
 async function readJson(file: string, key: FileKey): Promise<unknown> {
   if (key.size > MAX_INDEX_BYTES) return undefined;
   try {
@@ -371,8 +337,4 @@ async function readJson(file: string, key: FileKey): Promise<unknown> {
     // Half-written by a writer that is not atomic, or not JSON: keep what was read before.
     return undefined;
   }
-}
-
-function isUnder(file: string, dir: string): boolean {
-  return file === dir || file.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
 }
