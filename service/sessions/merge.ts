@@ -44,9 +44,9 @@ export function mergeSessions(inputs: MergeInputs): SessionView[] {
     else byId.set(record.id, [record]);
   }
   const views: SessionView[] = [];
-  for (const [id, list] of byId) {
+  for (const list of byId.values()) {
     if (list.length > 1) list.sort(byPrecedence);
-    views.push(sessionView(id, list, inputs));
+    views.push(sessionView(list, inputs));
   }
   return views.sort(newestFirst);
 }
@@ -74,8 +74,8 @@ export function newestFirst(a: SessionView, b: SessionView): number {
   return b.updatedAtMs - a.updatedAtMs || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** One session from its records, in precedence order (a saved listing is made again with it, unsorted). */
-export function sessionView(id: string, records: SourceRecord[], inputs: Omit<MergeInputs, 'records'>): SessionView {
+/** One session from its records, in precedence order. */
+export function sessionView(records: SourceRecord[], inputs: Omit<MergeInputs, 'records'>): SessionView {
   const owner = records[0]!;
   let project: SourceRecord | undefined;
   let log: LogRef | undefined;
@@ -87,17 +87,32 @@ export function sessionView(id: string, records: SourceRecord[], inputs: Omit<Me
     directory ??= nonBlank(r.directory);
     if ((r.updatedAtMs ?? 0) > newest) newest = r.updatedAtMs!;
   }
-  const title = nonBlank(owner.title) ?? nonBlank(project?.title) ?? promptTitle(log, inputs) ?? '';
-  return {
-    id,
-    agentName: owner.agentName,
+  return savedView(owner, {
+    title: nonBlank(owner.title) ?? nonBlank(project?.title) ?? promptTitle(log, inputs) ?? '',
     // runtimea's own folder is an OpenClaw agent, not a project: the project index knows the project.
     agentId: owner.agentName === 'runtimea' && project ? project.agentId : owner.agentId,
-    title,
-    titleKey: title.toLowerCase(),
     updatedAtMs: owner.updatedAtMs ?? newest,
     directory: directory ?? '',
     records,
+    log,
+  });
+}
+
+/** What a view holds beyond its owner's id and agent: what sessionView decides, and a saved listing gives back. */
+export type ViewFields = Pick<SessionView, 'title' | 'agentId' | 'updatedAtMs' | 'directory' | 'records' | 'log'>;
+
+/** A view from its owning record and its fields (made by sessionView, or read from a saved listing). */
+export function savedView(owner: SourceRecord, fields: ViewFields): SessionView {
+  const { title, log } = fields;
+  return {
+    id: owner.id,
+    agentName: owner.agentName,
+    agentId: fields.agentId,
+    title,
+    titleKey: title.toLowerCase(),
+    updatedAtMs: fields.updatedAtMs,
+    directory: fields.directory,
+    records: fields.records,
     ...(log ? { log } : {}),
   };
 }

@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js';
 import type { FileKey } from './file-key.js';
-import { IndexSnapshot, viewsOf, type IndexState } from './index-store.js';
+import { IndexSnapshot } from './index-store.js';
 import type { SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader } from './logs.js';
@@ -9,6 +9,7 @@ import { MessageCounts } from './message-counts.js';
 import { DIR_QUIET_MS } from './dir-key.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
+import type { IndexState } from './snapshot-format.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
 
@@ -76,7 +77,7 @@ export class SessionIndex {
       if (saved) this.files.restore(saved.files, saved.dirs);
       const loadMs = Date.now() - started;
       let changed: number | undefined;
-      const views = saved?.listing && viewsOf(saved.listing, this.mergeInputs());
+      const views = saved?.views;
       if (views) {
         // The saved listing is the merge of the saved state: it stands until a check of every
         // key (folders and files, in bulk) finds a change, and then only what changed is read.

@@ -29,6 +29,16 @@ afterEach(async () => {
 
 const snapshotFile = (): string => path.join(home, '.space-state', 'session-index.json');
 
+// Rows of the saved file (service/sessions/snapshot-format.ts): a log file's role, where a view's records begin.
+const LOG_ROLE = 1;
+const VIEW_RECORDS = 5;
+
+/** A saved folder's key, by path. */
+function folderRow(saved: { paths: string[]; dirs: number[][] }, dir: string): { mtimeMs: number; listedAt: number } {
+  const row = saved.dirs.find(([at]) => saved.paths[at!] === dir)!;
+  return { mtimeMs: row[2]!, listedAt: row[3]! };
+}
+
 /** The whole listing with titles and counts, as a client sees it. */
 async function listing(): Promise<unknown> {
   const svc = await startService({ home });
@@ -66,15 +76,15 @@ describe('the saved session index', () => {
     const first = await start();
     expect((await stat(snapshotFile())).mode & 0o777).toBe(0o600);
     const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    expect(saved.version).toBe(3);
+    expect(saved.version).toBe(4);
     // The first prompts read (three OpenClaw logs, and clia-b's, which its index leaves
     // untitled); index files are read again at each start.
-    const heads = saved.files.filter(([, known]: [string, { role: string; head?: unknown }]) => known.role === 'log' && known.head).length;
+    const heads = saved.files.filter((row: unknown[]) => row[1] === LOG_ROLE && row[8]).length;
     expect(heads).toBe(4);
     // Every file's state (two indexes, five logs), the folders listed, and the listing itself.
     expect(saved.files).toHaveLength(7);
     expect(saved.dirs.length).toBeGreaterThanOrEqual(4);
-    expect(saved.views.map((records: number[]) => saved.records[records[0]!].id)).toEqual((first.body as { sessions: Array<{ session_id: string }> }).sessions.map((x) => x.session_id));
+    expect(saved.views.map((row: unknown[]) => saved.records[row[VIEW_RECORDS] as number][0])).toEqual((first.body as { sessions: Array<{ session_id: string }> }).sessions.map((x) => x.session_id));
 
     const again = await start();
     expect(again.body).toEqual(first.body);
@@ -109,18 +119,20 @@ describe('the saved session index', () => {
     const good = JSON.parse(await readFile(snapshotFile(), 'utf8'));
     const wrecks: Array<(doc: any) => void> = [
       (doc) => (doc.roots.clia = '/elsewhere'),
-      (doc) => (doc.views[0] = [doc.records.length + 5]),
-      () => undefined, // the listing out of order alone
-      (doc) => (doc.views[1] = [doc.views[1][0], doc.views[2][0]]),
-      (doc) => (doc.records[0].source = 'nowhere'),
-      (doc) => (doc.files[0][1].role = 'other'),
+      (doc) => (doc.views[0][VIEW_RECORDS] = doc.records.length + 5),
+      (doc) => (doc.files[0][0] = doc.paths.length),
+      (doc) => (doc.paths[0] = 5),
+      (doc) => doc.views.reverse(), // the listing out of order alone
+      (doc) => doc.views[1].push(doc.views[2][VIEW_RECORDS]),
+      (doc) => (doc.records[0][1] = 99),
+      (doc) => (doc.files[0][1] = 7),
       (doc) => (doc.dirs[0][1] = null),
       (doc) => delete doc.records,
     ];
     for (const wreck of wrecks) {
       const doc = structuredClone(good);
-      // A saved listing that would be wrong if believed: any such snapshot must not be used.
-      doc.views.reverse();
+      // A saved listing is believed as it was saved: these titles would show if it were used.
+      for (const view of doc.views) view[0] = 'not believed';
       wreck(doc);
       await writeFile(snapshotFile(), JSON.stringify(doc));
       expect(await listing()).toEqual(first);
@@ -130,15 +142,17 @@ describe('the saved session index', () => {
     // while the service runs: logs are appended to, and replaced by a rename.)
     await listing();
     const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    const log = saved.files.find(([p]: [string]) => p.endsWith('clia-b.jsonl'));
-    log[1].head.prompt = 'stale';
-    for (const [field, by] of [['ino', 1], ['size', 1000]] as const) {
-      log[1].key[field] += by;
-      log[1].head.key[field] += by;
+    const log = saved.files.find((row: [number]) => saved.paths[row[0]].endsWith('clia-b.jsonl'));
+    const head = log[8];
+    head[0] = 'stale';
+    // The log's key (ino, size, mtimeMs) from position 2 of its row; its head's from position 2.
+    for (const [field, by] of [[0, 1], [1, 1000]] as const) {
+      log[2 + field] += by;
+      head[2 + field] += by;
       await writeFile(snapshotFile(), JSON.stringify(saved));
       expect(await listing()).toEqual(first);
-      log[1].key[field] -= by;
-      log[1].head.key[field] -= by;
+      log[2 + field] -= by;
+      head[2 + field] -= by;
     }
     // The same entry under the file's true key is believed: the check is the key. (Without
     // the saved listing, the listing is merged from the saved files' state.)
@@ -196,11 +210,11 @@ describe('the saved session index', () => {
     await listing();
     const orphanDir = path.join(home, 'clia-space', 'p', 'sessions');
     const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    const dir = saved.dirs.find(([p]: [string]) => p === orphanDir);
-    expect(dir[1].listedAt - dir[1].mtimeMs).toBeLessThan(2000);
+    const dir = folderRow(saved, orphanDir);
+    expect(dir.listedAt - dir.mtimeMs).toBeLessThan(2000);
     // A log added, then the folder's mtime put back as it was saved: still found.
     await writeFile(path.join(orphanDir, 'orphan-same-tick.jsonl'), `${cliaTranscript('orphan-same-tick', [{ prompt: 'same tick', run: '01-new-text', at: new Date('2026-11-26T00:00:00Z') }]).join('\n')}\n`);
-    await utimes(orphanDir, dir[1].mtimeMs / 1000, dir[1].mtimeMs / 1000);
+    await utimes(orphanDir, dir.mtimeMs / 1000, dir.mtimeMs / 1000);
     const after = (await listing()) as { sessions: Array<{ session_id: string }> };
     expect(after.sessions.map((x) => x.session_id)).toContain('orphan-same-tick');
   });
@@ -214,8 +228,8 @@ describe('the saved session index', () => {
       await svc.close();
     }
     const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    const dir = saved.dirs.find(([p]: [string]) => p === path.join(home, 'clia-space', 'p', 'sessions'));
-    expect(dir[1].listedAt - dir[1].mtimeMs).toBeGreaterThan(2000);
+    const dir = folderRow(saved, path.join(home, 'clia-space', 'p', 'sessions'));
+    expect(dir.listedAt - dir.mtimeMs).toBeGreaterThan(2000);
   });
   it('a root that does not exist is not walked at every start, and is read once it exists', async () => {
     // This layout has no clib-space and no space-projects.
