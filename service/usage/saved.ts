@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { deserialize, serialize } from 'node:v8';
 import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
 import type { ScanState } from './collect.js';
 import type { CurrentPrices } from './price-file.js';
+import { decodeState, decodeUsage, encodeState, encodeUsage } from './saved-format.js';
 import type { LogUsage } from './types.js';
 
 /** What the store knows of one JSONL log: the file it read (inode, size, mtime before the read), where it stopped, what it counted. */
@@ -29,21 +29,24 @@ export interface SavedKey {
  * aggregates made by other rules are discarded, never summed with new ones.
  */
 const RULES = 2;
+/** How usage and scan state are written (saved-format.ts); rows of another format are not read. */
+const FORMAT = 'json';
 /** Rows per transaction (about 20 ms of serializing and writing). */
 const SLICE = 500;
 /**
  * One row per log: its key in plain columns (a window's read in one query), the
  * usage a report sums, and apart from it the scan state (the counted message ids, the
- * cursor), which only a log that grew needs: a restart's report deserializes usage only.
+ * cursor), which only a log that grew needs: a restart's report decodes usage only.
  * (Before: one `logs` row of both together, about 20 µs per log to take.) The keys are
  * also indexed by mtime, whole: a window's keys are read from the index alone, without
- * reading the rows' blobs.
+ * reading the rows' text. (`saved_logs` held the same as `v8.serialize` blobs: saved-format.ts.)
  */
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   DROP TABLE IF EXISTS logs;
-  CREATE TABLE IF NOT EXISTS saved_logs (id TEXT PRIMARY KEY, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, usage BLOB NOT NULL, state BLOB NOT NULL);
-  CREATE INDEX IF NOT EXISTS saved_logs_by_mtime ON saved_logs (mtime_ms, id, ino, size);`;
+  DROP TABLE IF EXISTS saved_logs;
+  CREATE TABLE IF NOT EXISTS usage_logs (id TEXT PRIMARY KEY, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, usage TEXT NOT NULL, state TEXT NOT NULL);
+  CREATE INDEX IF NOT EXISTS usage_logs_by_mtime ON usage_logs (mtime_ms, id, ino, size);`;
 
 /**
  * The usage store's per-log aggregates, kept across restarts in a SQLite file of the state
@@ -94,7 +97,7 @@ export class SavedUsage {
     const out = new Map<string, SavedKey>();
     try {
       // all() over iterate(): one call into SQLite instead of one per row.
-      const rows = this.open()?.prepare('SELECT id, ino, size, mtime_ms FROM saved_logs WHERE mtime_ms >= ? AND mtime_ms < ?').raw().all(fromMs, belowMs) as Array<[string, number, number, number]> | undefined;
+      const rows = this.open()?.prepare('SELECT id, ino, size, mtime_ms FROM usage_logs WHERE mtime_ms >= ? AND mtime_ms < ?').raw().all(fromMs, belowMs) as Array<[string, number, number, number]> | undefined;
       for (const row of rows ?? []) out.set(row[0], { ino: row[1], size: row[2], mtimeMs: row[3] });
     } catch (err) {
       this.log.warn({ err: String(err) }, 'saved usage not read; reading the logs');
@@ -106,7 +109,7 @@ export class SavedUsage {
   /** One log's saved key, when its row has an mtime below `belowMs` (the rows not listed yet). */
   key(id: string, belowMs: number): SavedKey | undefined {
     try {
-      const row = (this.getKey ??= this.db?.prepare('SELECT ino, size, mtime_ms FROM saved_logs WHERE id = ? AND mtime_ms < ?').raw())?.get(id, belowMs) as [number, number, number] | undefined;
+      const row = (this.getKey ??= this.db?.prepare('SELECT ino, size, mtime_ms FROM usage_logs WHERE id = ? AND mtime_ms < ?').raw())?.get(id, belowMs) as [number, number, number] | undefined;
       return row && { ino: row[0], size: row[1], mtimeMs: row[2] };
     } catch {
       return undefined;
@@ -124,20 +127,20 @@ export class SavedUsage {
 
   /** A log's saved usage while its row still has the key `key`; undefined when missing or unreadable. */
   usage(id: string, key: SavedKey): LogUsage | undefined {
-    return this.blob(id, key, (this.getUsage ??= this.db?.prepare('SELECT usage, ino, size, mtime_ms FROM saved_logs WHERE id = ?').raw()));
+    return this.column(id, key, (this.getUsage ??= this.db?.prepare('SELECT usage, ino, size, mtime_ms FROM usage_logs WHERE id = ?').raw()), decodeUsage);
   }
 
   /** The scan state saved with the usage of the same key (to read a grown log on from its cursor). */
   state(id: string, key: SavedKey): ScanState | undefined {
-    return this.blob(id, key, (this.getState ??= this.db?.prepare('SELECT state, ino, size, mtime_ms FROM saved_logs WHERE id = ?').raw()));
+    return this.column(id, key, (this.getState ??= this.db?.prepare('SELECT state, ino, size, mtime_ms FROM usage_logs WHERE id = ?').raw()), decodeState);
   }
 
-  private blob<T>(id: string, key: SavedKey, statement: Database.Statement | undefined): T | undefined {
+  private column<T>(id: string, key: SavedKey, statement: Database.Statement | undefined, decode: (text: string) => T): T | undefined {
     try {
-      const row = statement?.get(id) as [Buffer, number, number, number] | undefined;
+      const row = statement?.get(id) as [string, number, number, number] | undefined;
       // A row written again since the key was taken is another read's: not mixed with it.
       if (!row || row[1] !== key.ino || row[2] !== key.size || row[3] !== key.mtimeMs) return undefined;
-      return deserialize(row[0]) as T;
+      return decode(row[0]);
     } catch {
       return undefined;
     }
@@ -158,12 +161,12 @@ export class SavedUsage {
     const left: string[] = [];
     try {
       const saved = db.prepare("SELECT value FROM meta WHERE key = 'version'").pluck().get() as string | undefined;
-      const upsert = db.prepare('INSERT OR REPLACE INTO saved_logs (id, ino, size, mtime_ms, usage, state) VALUES (?, ?, ?, ?, ?, ?)');
-      const remove = db.prepare('DELETE FROM saved_logs WHERE id = ?');
+      const upsert = db.prepare('INSERT OR REPLACE INTO usage_logs (id, ino, size, mtime_ms, usage, state) VALUES (?, ?, ?, ?, ?, ?)');
+      const remove = db.prepare('DELETE FROM usage_logs WHERE id = ?');
       let rows = ids;
       if (saved !== version) {
         db.transaction(() => {
-          db.prepare('DELETE FROM saved_logs').run();
+          db.prepare('DELETE FROM usage_logs').run();
           db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?)").run(version);
         })();
         rows = all();
@@ -175,7 +178,7 @@ export class SavedUsage {
             const log = current(id);
             if (log === null) left.push(id);
             else if (log === 'kept') continue;
-            else if (log) upsert.run(id, log.ino, log.size, log.mtimeMs, serialize(log.usage), serialize(log.state));
+            else if (log) upsert.run(id, log.ino, log.size, log.mtimeMs, encodeUsage(log.usage), encodeState(log.state));
             else remove.run(id);
           }
         })();
@@ -218,7 +221,7 @@ export class SavedUsage {
 
 /** The prices (built-in and override documents) and the counting rules the aggregates were made with. */
 function versionOf(prices: CurrentPrices): string {
-  return `${RULES}:${createHash('sha256').update(JSON.stringify(prices.documents)).digest('hex')}`;
+  return `${RULES}:${FORMAT}:${createHash('sha256').update(JSON.stringify(prices.documents)).digest('hex')}`;
 }
 
 /** The folder 0700 and the file 0600 before SQLite opens it (its -wal and -shm follow the file's mode). */

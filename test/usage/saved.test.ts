@@ -124,13 +124,16 @@ describe('saved usage aggregates', () => {
     expect(await reportOnce('')).toEqual(grown);
   });
 
-  it('a file of the earlier layout (usage and scan state in one row) is dropped, never read', async () => {
+  it('a file of the earlier layouts (usage and scan state in one row; v8-serialized blobs) is dropped, never read', async () => {
     const first = await reportOnce();
     const Database = (await import('better-sqlite3')).default;
     const db = new Database(file());
-    // The earlier layout's table, holding a row that would double a log if it were summed.
-    db.exec('DELETE FROM saved_logs; CREATE TABLE logs (id TEXT PRIMARY KEY, data BLOB NOT NULL);');
+    // The earlier layouts' tables, each holding a row that would double a log if it were summed.
+    const { ino, size, mtimeMs } = await stat(cliaLog());
+    db.exec('DELETE FROM usage_logs; CREATE TABLE logs (id TEXT PRIMARY KEY, data BLOB NOT NULL);');
+    db.exec('CREATE TABLE saved_logs (id TEXT PRIMARY KEY, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, usage BLOB NOT NULL, state BLOB NOT NULL)');
     db.prepare('INSERT INTO logs (id, data) VALUES (?, ?)').run(cliaLog(), Buffer.from('not what the store writes now'));
+    db.prepare('INSERT INTO saved_logs VALUES (?, ?, ?, ?, ?, ?)').run(cliaLog(), ino, size, mtimeMs, Buffer.from('a blob'), Buffer.from('a blob'));
     db.close();
     const { svc: s, reads } = await start();
     expect(await usageOf(s, '?days=90')).toEqual(first);
