@@ -7,6 +7,12 @@ import type { LogRef } from './types.js';
 
 /** Sessions looked at per turn of the event loop: a restart's walk over 10,000 counted logs took 20-25 ms at once, while its first answer waited. */
 const WALK_SLICE = 1000;
+/**
+ * A log that changed is counted again this long after: the requests that follow a change go
+ * first (a usage report reads the same appended bytes; counting 1 MB held the thread for
+ * 30-110 ms right then), and a listing asked meanwhile counts the log itself.
+ */
+const RECOUNT_DELAY_MS = 300;
 
 /**
  * The sessions' message counts: from the log reader's cache (big logs' counts are kept across
@@ -21,6 +27,7 @@ export class MessageCounts {
   private announced = false;
   /** Where the walk over the listing goes on (every session before it has a count). */
   private warmFrom = 0;
+  private recountTimer: NodeJS.Timeout | undefined;
   /** Logs that changed since they were counted, by path: counted first. */
   private readonly recount = new Map<string, LogRef>();
 
@@ -61,7 +68,11 @@ export class MessageCounts {
   changed(changes: readonly LogChange[], listed: boolean): void {
     for (const change of changes) if (change.ref) this.recount.set(change.path, change.ref);
     if (listed || changes.some((c) => !c.ref)) this.warmFrom = 0;
-    this.warm();
+    this.recountTimer ??= setTimeout(() => {
+      this.recountTimer = undefined;
+      this.warm();
+    }, RECOUNT_DELAY_MS);
+    this.recountTimer.unref();
   }
 
   /** Counts, in the background and newest first, every log whose count is not cached yet. */
@@ -108,6 +119,7 @@ export class MessageCounts {
   /** Stops the background counting at once (close() saves, later). */
   stop(): void {
     this.closed = true;
+    clearTimeout(this.recountTimer);
   }
 
   async close(): Promise<void> {
