@@ -4,7 +4,7 @@ import type { FileKey } from './file-key.js';
 import type { SessionRoots, StoreName } from './layout.js';
 import { newestFirst, PRECEDENCE, savedView, type SessionView } from './merge.js';
 import type { Known } from './source-files.js';
-import type { LogFormat, LogRef, SourceRecord } from './types.js';
+import type { LogFormat, LogRef, SourceKind, SourceRecord } from './types.js';
 
 /**
  * `session-index.json`, version 4: the session index's state in rows of plain values, each
@@ -134,128 +134,148 @@ function keyRow(key: FileKey): [number, number, number] {
 
 export class Damaged extends Error {}
 
-function check(ok: boolean, what: string): asserts ok {
-  if (!ok) throw new Damaged(what);
+/*
+ * The decode runs once per start, in code V8 has not optimized yet, over some 30,000 rows at
+ * 10,000 sessions: it checks each value where it reads it, with as few calls as it can
+ * (a call per value showed in profiles). A position is looked up, then the value found is
+ * checked: a position out of range, fractional or not a number finds nothing of that type.
+ */
+
+function fail(what: string): never {
+  throw new Damaged(what);
 }
 
-const isInt = Number.isInteger;
-const isNum = (v: unknown): v is number => typeof v === 'number';
-const isStr = (v: unknown): v is string => typeof v === 'string';
+function str(value: unknown, what: string): string {
+  return typeof value === 'string' ? value : fail(what);
+}
+
+function num(value: unknown, what: string): number {
+  return typeof value === 'number' ? value : fail(what);
+}
+
+function tableOf(value: unknown, what: string): string[] {
+  if (!Array.isArray(value)) fail(what);
+  for (const v of value) if (typeof v !== 'string') fail(what);
+  return value as string[];
+}
+
+interface Tables {
+  paths: string[];
+  words: string[];
+  records: SourceRecord[];
+}
 
 /** The state a snapshot holds; undefined for another version or other roots; throws Damaged for a row of the wrong shape. */
 export function decodeSnapshot(value: unknown, roots: SessionRoots): SavedState | undefined {
   const d = value as Partial<Doc> | null;
   if (!d || typeof d !== 'object' || d.version !== VERSION) return undefined;
   if (JSON.stringify(d.roots) !== JSON.stringify(roots)) return undefined;
-  const { paths, words } = d;
-  check(Array.isArray(paths) && paths.every(isStr) && Array.isArray(words) && words.every(isStr), 'tables');
-  check(Array.isArray(d.records) && Array.isArray(d.files) && Array.isArray(d.dirs), 'layout');
-  const pathAt = (i: unknown): string => {
-    check(isInt(i) && (i as number) >= 0 && (i as number) < paths.length, 'path');
-    return paths[i as number]!;
-  };
-  const wordAt = (i: unknown): string => {
-    check(isInt(i) && (i as number) >= 0 && (i as number) < words.length, 'word');
-    return words[i as number]!;
-  };
-  const optional = <T>(i: unknown, at: (i: unknown) => T): T | undefined => (i === -1 ? undefined : at(i));
-  const records = d.records.map((row) => record(row, pathAt, wordAt, optional));
-  const rec = (i: unknown): SourceRecord => {
-    check(isInt(i) && (i as number) >= 0 && (i as number) < records.length, 'record');
-    return records[i as number]!;
-  };
-  const files = d.files.map((row): [string, Known] => {
-    check(Array.isArray(row), 'file');
-    return [pathAt(row[0]), known(row, rec, wordAt)];
-  });
+  if (!Array.isArray(d.records) || !Array.isArray(d.files) || !Array.isArray(d.dirs)) fail('layout');
+  const t: Tables = { paths: tableOf(d.paths, 'paths'), words: tableOf(d.words, 'words'), records: [] };
+  t.records = d.records.map((row) => record(row, t));
+  const files = d.files.map((row): [string, Known] => [str(Array.isArray(row) ? t.paths[row[0]] : undefined, 'file'), known(row, t)]);
   const dirs = d.dirs.map((row): [string, DirKey] => {
-    check(Array.isArray(row) && row.length === 4 && isNum(row[1]) && isNum(row[2]) && isNum(row[3]), 'folder');
-    return [pathAt(row[0]), { ino: row[1], mtimeMs: row[2], listedAt: row[3] }];
+    if (!Array.isArray(row) || row.length !== 4) fail('folder');
+    return [str(t.paths[row[0]], 'folder'), { ino: num(row[1], 'folder'), mtimeMs: num(row[2], 'folder'), listedAt: num(row[3], 'folder') }];
   });
   if (d.views === undefined) return { files, dirs };
-  check(Array.isArray(d.views), 'views');
-  return { files, dirs, views: views(d.views, rec, wordAt) };
+  if (!Array.isArray(d.views)) fail('views');
+  return { files, dirs, views: views(d.views, t) };
 }
 
-function record(row: unknown, pathAt: (i: unknown) => string, wordAt: (i: unknown) => string, optional: <T>(i: unknown, at: (i: unknown) => T) => T | undefined): SourceRecord {
-  check(Array.isArray(row) && row.length === 9, 'record');
-  const [id, source, agentName, agentId, title, updatedAtMs, directory, indexFile, log] = row as unknown[];
-  check(isStr(id) && PRECEDENCE[source as number] !== undefined && AGENT_NAMES[agentName as number] !== undefined, 'record');
-  check((title === null || isStr(title)) && (updatedAtMs === null || isNum(updatedAtMs)), 'record fields');
+function record(row: unknown, t: Tables): SourceRecord {
+  if (!Array.isArray(row) || row.length !== 9) fail('record');
+  const title = row[4];
+  const updatedAtMs = row[5];
+  if ((title !== null && typeof title !== 'string') || (updatedAtMs !== null && typeof updatedAtMs !== 'number')) fail('record');
   return {
-    id,
-    source: PRECEDENCE[source as number]!,
-    agentName: AGENT_NAMES[agentName as number] as AgentName,
-    agentId: wordAt(agentId),
+    id: str(row[0], 'record'),
+    source: str(PRECEDENCE[row[1]], 'record source') as SourceKind,
+    agentName: str(AGENT_NAMES[row[2]], 'record agent') as AgentName,
+    agentId: str(t.words[row[3]], 'record agent id'),
     title: title ?? undefined,
     updatedAtMs: updatedAtMs ?? undefined,
-    directory: optional(directory, wordAt),
-    indexFile: optional(indexFile, pathAt),
-    log: logRef(log, pathAt),
+    directory: row[6] === -1 ? undefined : str(t.words[row[6]], 'record directory'),
+    indexFile: row[7] === -1 ? undefined : str(t.paths[row[7]], 'record index'),
+    log: row[8] === null ? undefined : logRef(row[8], t.paths),
   };
 }
 
-function logRef(row: unknown, pathAt: (i: unknown) => string): LogRef | undefined {
-  if (row === null) return undefined;
-  check(Array.isArray(row), 'log');
-  if (row[0] === 0 && row.length === 3) {
-    check(FORMATS[row[2]] !== undefined, 'log format');
-    return { kind: 'file', format: FORMATS[row[2]]!, path: pathAt(row[1]) };
-  }
-  if (row[0] === 1 && row.length === 2) return { kind: 'legacy', path: pathAt(row[1]) };
-  check(row[0] === 2 && row.length === 3 && isStr(row[2]), 'log');
-  return { kind: 'sqlite', db: pathAt(row[1]), sessionId: row[2] };
+function logRef(row: unknown, paths: string[]): LogRef {
+  if (!Array.isArray(row)) fail('log');
+  const at = str(paths[row[1]], 'log path');
+  if (row[0] === 0 && row.length === 3) return { kind: 'file', format: str(FORMATS[row[2]], 'log format') as LogFormat, path: at };
+  if (row[0] === 1 && row.length === 2) return { kind: 'legacy', path: at };
+  if (row[0] === 2 && row.length === 3) return { kind: 'sqlite', db: at, sessionId: str(row[2], 'log session') };
+  return fail('log');
 }
 
 function keyOf(row: unknown[], at: number): FileKey {
-  const ino = row[at];
-  const size = row[at + 1];
-  const mtimeMs = row[at + 2];
-  check(isNum(ino) && isNum(size) && isNum(mtimeMs), 'file key');
-  return { ino, size, mtimeMs };
+  return { ino: num(row[at], 'file key'), size: num(row[at + 1], 'file key'), mtimeMs: num(row[at + 2], 'file key') };
 }
 
-function known(row: unknown[], rec: (i: unknown) => SourceRecord, wordAt: (i: unknown) => string): Known {
+function recordAt(t: Tables, i: unknown): SourceRecord {
+  const r = typeof i === 'number' ? t.records[i] : undefined;
+  return r ?? fail('record position');
+}
+
+function recordsAt(t: Tables, list: unknown): SourceRecord[] {
+  if (!Array.isArray(list)) fail('records');
+  return list.map((i) => recordAt(t, i));
+}
+
+function known(row: unknown[], t: Tables): Known {
   switch (row[1]) {
     case ROLES.index:
-      check(row.length === 6 && Array.isArray(row[5]), 'index state');
-      return { role: 'index', key: keyOf(row, 2), records: (row[5] as unknown[]).map(rec) };
+      if (row.length !== 6) fail('index state');
+      return { role: 'index', key: keyOf(row, 2), records: recordsAt(t, row[5]) };
     case ROLES.log: {
-      check(row.length === 9 && isStr(row[7]), 'log state');
-      const h = row[8] as unknown[] | null;
-      check(h === null || (Array.isArray(h) && h.length === 5 && (h[0] === null || isStr(h[0])) && (h[1] === 0 || h[1] === 1)), 'log head');
-      const head = h ? { ...(h[0] !== null ? { prompt: h[0] as string } : {}), final: h[1] === 1, key: keyOf(h, 2) } : undefined;
-      return { role: 'log', key: keyOf(row, 2), store: wordAt(row[5]) as StoreName, agentId: wordAt(row[6]), id: row[7] as string, ...(head ? { head } : {}) };
+      if (row.length !== 9) fail('log state');
+      const known: Known = { role: 'log', key: keyOf(row, 2), store: str(t.words[row[5] as number], 'log store') as StoreName, agentId: str(t.words[row[6] as number], 'log agent'), id: str(row[7], 'log id') };
+      const h = row[8];
+      if (h === null) return known;
+      if (!Array.isArray(h) || h.length !== 5 || (h[0] !== null && typeof h[0] !== 'string') || (h[1] !== 0 && h[1] !== 1)) fail('log head');
+      known.head = { ...(h[0] !== null ? { prompt: h[0] } : {}), final: h[1] === 1, key: keyOf(h, 2) };
+      return known;
     }
     case ROLES.legacy:
-      check(row.length === 7 && (row[6] === null || isStr(row[6])), 'legacy state');
-      return { role: 'legacy', key: keyOf(row, 2), record: rec(row[5]), ...(row[6] !== null ? { prompt: row[6] as string } : {}) };
+      if (row.length !== 7 || (row[6] !== null && typeof row[6] !== 'string')) fail('legacy state');
+      return { role: 'legacy', key: keyOf(row, 2), record: recordAt(t, row[5]), ...(row[6] !== null ? { prompt: row[6] as string } : {}) };
     case ROLES.sqlite: {
-      check(row.length === 5 && isStr(row[2]) && Array.isArray(row[3]) && Array.isArray(row[4]), 'sqlite state');
-      const prompts = row[4] as unknown[];
-      check(prompts.every((p) => Array.isArray(p) && p.length === 2 && isStr(p[0]) && (p[1] === null || isStr(p[1]))), 'sqlite prompts');
-      return { role: 'sqlite', key: row[2], records: (row[3] as unknown[]).map(rec), prompts: new Map((prompts as Array<[string, string | null]>).map(([id, prompt]) => [id, prompt ?? undefined])) };
+      if (row.length !== 5 || !Array.isArray(row[4])) fail('sqlite state');
+      const prompts = new Map<string, string | undefined>();
+      for (const p of row[4] as unknown[]) {
+        if (!Array.isArray(p) || p.length !== 2 || (p[1] !== null && typeof p[1] !== 'string')) fail('sqlite prompts');
+        prompts.set(str(p[0], 'sqlite prompts'), p[1] ?? undefined);
+      }
+      return { role: 'sqlite', key: str(row[2], 'sqlite state'), records: recordsAt(t, row[3]), prompts };
     }
     default:
-      throw new Damaged('file role');
+      return fail('file role');
   }
 }
 
 /** The saved listing: one view per id, newest first, each of one id's records, or the snapshot is not believed. */
-function views(rows: unknown[], rec: (i: unknown) => SourceRecord, wordAt: (i: unknown) => string): SessionView[] {
+function views(rows: unknown[], t: Tables): SessionView[] {
   const out: SessionView[] = [];
   const ids = new Set<string>();
+  let last: SessionView | undefined;
   for (const row of rows) {
-    check(Array.isArray(row) && row.length > 5 && isStr(row[0]) && isNum(row[1]) && isInt(row[4]), 'view');
-    const records = row.slice(5).map(rec);
-    const owner = records[0]!;
-    check(records.every((r) => r.id === owner.id) && !ids.has(owner.id), 'view records');
-    const logAt = row[4] as number;
-    check(logAt === -1 || records[logAt]?.log !== undefined, 'view log');
-    const view = savedView(owner, { title: row[0], updatedAtMs: row[1], agentId: wordAt(row[2]), directory: wordAt(row[3]), records, log: logAt === -1 ? undefined : records[logAt]!.log });
-    check(out.length === 0 || newestFirst(out[out.length - 1]!, view) < 0, 'listing order');
+    if (!Array.isArray(row) || row.length < 6) fail('view');
+    const owner = recordAt(t, row[5]);
+    const records = [owner];
+    for (let i = 6; i < row.length; i++) {
+      const r = recordAt(t, row[i]);
+      if (r.id !== owner.id) fail('view records');
+      records.push(r);
+    }
+    const logAt = row[4];
+    const log = logAt === -1 ? undefined : records[logAt as number]?.log;
+    if (ids.has(owner.id) || (logAt !== -1 && log === undefined)) fail('view');
+    const view = savedView(owner, { title: str(row[0], 'view title'), updatedAtMs: num(row[1], 'view time'), agentId: str(t.words[row[2]], 'view agent'), directory: str(t.words[row[3]], 'view directory'), records, log });
+    if (last && newestFirst(last, view) >= 0) fail('listing order');
     ids.add(owner.id);
-    out.push(view);
+    out.push((last = view));
   }
   return out;
 }

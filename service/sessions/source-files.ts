@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Logger } from '../log.js';
 import { changedPaths, isUnder, underAny, underRoots, type SavedKey } from './bulk-check.js';
 import { absentDir, proves, type DirKey } from './dir-key.js';
-import { readdir, readFile, readStarts, stat, statMany } from './disk.js';
+import { eachStart, readdir, readFile, stat, statMany } from './disk.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
 import { promptIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
@@ -288,19 +288,21 @@ export class SourceFiles {
   /** First prompts: the first 64 KB of every log in one sliced pass, further only where needed. */
   async readTitles(refs: LogRef[]): Promise<void> {
     const files = refs.flatMap((ref) => (ref.kind === 'file' ? [ref.path] : []));
-    const starts = await readStarts(files, QUICK_HEAD_BYTES);
-    await eachLimited(refs, IO_CONCURRENCY, async (ref) => {
-      if (ref.kind === 'sqlite') return this.readSqliteTitle(ref.db, ref.sessionId);
-      const known = this.files.get(ref.path);
+    const further: string[] = [];
+    await eachStart(files, QUICK_HEAD_BYTES, (file, head, st) => {
+      const known = this.files.get(file);
       if (known?.role !== 'log') return;
-      const start = starts.get(ref.path);
-      if (!start) return; // gone: the next change event says so
-      const format = STORE_FORMAT[known.store];
-      const prompt = promptIn(start.head, format);
+      const prompt = promptIn(head, STORE_FORMAT[known.store]);
       if (prompt !== undefined) known.head = { prompt, final: true, key: known.key };
-      else if (start.stat.size <= QUICK_HEAD_BYTES) known.head = { final: false, key: known.key };
-      else known.head = { ...(await readHead(ref.path, format).catch(() => ({ final: false }))), key: known.key };
+      else if (st.size <= QUICK_HEAD_BYTES) known.head = { final: false, key: known.key };
+      else further.push(file);
     });
+    await eachLimited(further, IO_CONCURRENCY, async (file) => {
+      const known = this.files.get(file);
+      if (known?.role !== 'log') return;
+      known.head = { ...(await readHead(file, STORE_FORMAT[known.store]).catch(() => ({ final: false }))), key: known.key };
+    });
+    for (const ref of refs) if (ref.kind === 'sqlite') this.readSqliteTitle(ref.db, ref.sessionId);
   }
 
   private readSqliteTitle(db: string, sessionId: string): void {

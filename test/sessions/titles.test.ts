@@ -53,4 +53,16 @@ describe('titles from first prompts', () => {
     expect(first.titles.every((t) => /^Question number \d+ about walruses$/.test(t))).toBe(true);
     expect(await searchFirst()).toEqual(first);
   });
+
+  it('come from past the first 64 KB when a log opens with longer records', async () => {
+    // 80 KB of system records before the first prompt, in an old session far past the first page.
+    const filler = Array.from({ length: 20 }, () => JSON.stringify({ type: 'system', subtype: 'init', session_id: 'late-prompt', note: 'x'.repeat(4000) }));
+    const day = Date.parse('2026-01-01T00:00:00Z');
+    await writeCliSessions(path.join(home, 'clia-space'), 'clia_code', [
+      { agentId: 'p', sessionId: 'late-prompt', updatedAt: day, lines: [...filler, ...cliaTranscript('late-prompt', [{ prompt: 'A prompt after the filler', run: '01-new-text', at: new Date(day) }])] },
+    ]);
+    const { titles } = await searchFirst();
+    expect(titles).toHaveLength(COUNT + 1);
+    expect(titles.at(-1)).toBe('A prompt after the filler');
+  });
 });
