@@ -104,17 +104,9 @@ export type ViewFields = Pick<SessionView, 'title' | 'agentId' | 'updatedAtMs' |
 /** A view from its owning record and its fields (made by sessionView, or read from a saved listing). */
 export function savedView(owner: SourceRecord, fields: ViewFields): SessionView {
   const { title, log } = fields;
-  return {
-    id: owner.id,
-    agentName: owner.agentName,
-    agentId: fields.agentId,
-    title,
-    titleKey: title.toLowerCase(),
-    updatedAtMs: fields.updatedAtMs,
-    directory: fields.directory,
-    records: fields.records,
-    ...(log ? { log } : {}),
-  };
+  const view: SessionView = { id: owner.id, agentName: owner.agentName, agentId: fields.agentId, title, titleKey: title.toLowerCase(), updatedAtMs: fields.updatedAtMs, directory: fields.directory, records: fields.records };
+  if (log) view.log = log;
+  return view;
 }
 
 function promptTitle(log: LogRef | undefined, inputs: Omit<MergeInputs, 'records'>): string | undefined {

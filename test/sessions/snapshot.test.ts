@@ -29,14 +29,45 @@ afterEach(async () => {
 
 const snapshotFile = (): string => path.join(home, '.space-state', 'session-index.json');
 
-// Rows of the saved file (service/sessions/snapshot-format.ts): a log file's role, where a view's records begin.
+// The saved file (service/sessions/snapshot-format.ts) holds its tables as columns.
+type Saved = any;
 const LOG_ROLE = 1;
-const VIEW_RECORDS = 5;
+const VIEW_FIELDS = ['title', 'updatedAtMs', 'agentId', 'directory', 'logAt', 'sizes'];
 
 /** A saved folder's key, by path. */
-function folderRow(saved: { paths: string[]; dirs: number[][] }, dir: string): { mtimeMs: number; listedAt: number } {
-  const row = saved.dirs.find(([at]) => saved.paths[at!] === dir)!;
-  return { mtimeMs: row[2]!, listedAt: row[3]! };
+function folderRow(saved: Saved, dir: string): { mtimeMs: number; listedAt: number } {
+  const i = saved.dirs.path.findIndex((at: number) => saved.paths[at] === dir);
+  return { mtimeMs: saved.dirs.mtimeMs[i], listedAt: saved.dirs.listedAt[i] };
+}
+
+/** The id of each saved view's owner, in listing order. */
+function viewIds(saved: Saved): string[] {
+  let at = 0;
+  return saved.views.sizes.map((size: number) => saved.records.id[saved.views.records[(at += size) - size]]);
+}
+
+/** A saved log's key columns (position `file`) and head row (`log`-th log), by path. */
+function savedLog(saved: Saved, suffix: string): { file: number; head: unknown[] } {
+  const file = saved.files.path.findIndex((at: number) => saved.paths[at].endsWith(suffix));
+  const log = saved.files.role.slice(0, file).filter((role: number) => role === LOG_ROLE).length;
+  return { file, head: saved.logs.head[log] };
+}
+
+/** Views i and i+1 (of one record each) change places. */
+function swapViews(saved: Saved): void {
+  const v = saved.views;
+  const i = v.sizes.findIndex((size: number, k: number) => size === 1 && v.sizes[k + 1] === 1);
+  expect(i).toBeGreaterThanOrEqual(0);
+  const at = v.sizes.slice(0, i).reduce((a: number, b: number) => a + b, 0);
+  for (const field of VIEW_FIELDS) [v[field][i], v[field][i + 1]] = [v[field][i + 1], v[field][i]];
+  [v.records[at], v.records[at + 1]] = [v.records[at + 1], v.records[at]];
+}
+
+/** Views 0 and 1 made one view (of two ids). */
+function mergeFirstViews(saved: Saved): void {
+  const v = saved.views;
+  for (const field of VIEW_FIELDS) if (field !== 'sizes') v[field].splice(1, 1);
+  v.sizes.splice(0, 2, v.sizes[0] + v.sizes[1]);
 }
 
 /** The whole listing with titles and counts, as a client sees it. */
@@ -79,12 +110,12 @@ describe('the saved session index', () => {
     expect(saved.version).toBe(4);
     // The first prompts read (three OpenClaw logs, and clia-b's, which its index leaves
     // untitled); index files are read again at each start.
-    const heads = saved.files.filter((row: unknown[]) => row[1] === LOG_ROLE && row[8]).length;
+    const heads = saved.logs.head.filter(Boolean).length;
     expect(heads).toBe(4);
     // Every file's state (two indexes, five logs), the folders listed, and the listing itself.
-    expect(saved.files).toHaveLength(7);
-    expect(saved.dirs.length).toBeGreaterThanOrEqual(4);
-    expect(saved.views.map((row: unknown[]) => saved.records[row[VIEW_RECORDS] as number][0])).toEqual((first.body as { sessions: Array<{ session_id: string }> }).sessions.map((x) => x.session_id));
+    expect(saved.files.path).toHaveLength(7);
+    expect(saved.dirs.path.length).toBeGreaterThanOrEqual(4);
+    expect(viewIds(saved)).toEqual((first.body as { sessions: Array<{ session_id: string }> }).sessions.map((x) => x.session_id));
 
     const again = await start();
     expect(again.body).toEqual(first.body);
@@ -119,20 +150,21 @@ describe('the saved session index', () => {
     const good = JSON.parse(await readFile(snapshotFile(), 'utf8'));
     const wrecks: Array<(doc: any) => void> = [
       (doc) => (doc.roots.clia = '/elsewhere'),
-      (doc) => (doc.views[0][VIEW_RECORDS] = doc.records.length + 5),
-      (doc) => (doc.files[0][0] = doc.paths.length),
+      (doc) => (doc.views.records[0] = doc.records.id.length + 5),
+      (doc) => (doc.files.path[0] = doc.paths.length),
       (doc) => (doc.paths[0] = 5),
-      (doc) => doc.views.reverse(), // the listing out of order alone
-      (doc) => doc.views[1].push(doc.views[2][VIEW_RECORDS]),
-      (doc) => (doc.records[0][1] = 99),
-      (doc) => (doc.files[0][1] = 7),
-      (doc) => (doc.dirs[0][1] = null),
+      (doc) => swapViews(doc), // the listing out of order alone
+      (doc) => mergeFirstViews(doc),
+      (doc) => doc.logs.id.pop(),
+      (doc) => (doc.records.source[0] = 99),
+      (doc) => (doc.files.role[0] = 7),
+      (doc) => (doc.dirs.ino[0] = null),
       (doc) => delete doc.records,
     ];
     for (const wreck of wrecks) {
       const doc = structuredClone(good);
       // A saved listing is believed as it was saved: these titles would show if it were used.
-      for (const view of doc.views) view[0] = 'not believed';
+      doc.views.title = doc.views.title.map(() => 'not believed');
       wreck(doc);
       await writeFile(snapshotFile(), JSON.stringify(doc));
       expect(await listing()).toEqual(first);
@@ -142,17 +174,16 @@ describe('the saved session index', () => {
     // while the service runs: logs are appended to, and replaced by a rename.)
     await listing();
     const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    const log = saved.files.find((row: [number]) => saved.paths[row[0]].endsWith('clia-b.jsonl'));
-    const head = log[8];
+    const { file, head } = savedLog(saved, 'clia-b.jsonl') as { file: number; head: [string, number, number, number, number] };
     head[0] = 'stale';
-    // The log's key (ino, size, mtimeMs) from position 2 of its row; its head's from position 2.
-    for (const [field, by] of [[0, 1], [1, 1000]] as const) {
-      log[2 + field] += by;
-      head[2 + field] += by;
+    // The log's key in the files' columns; its head's from position 2 of the head row (ino, size, mtimeMs).
+    for (const [field, at, by] of [['ino', 2, 1], ['size', 3, 1000]] as const) {
+      saved.files[field][file] += by;
+      head[at] += by;
       await writeFile(snapshotFile(), JSON.stringify(saved));
       expect(await listing()).toEqual(first);
-      log[2 + field] -= by;
-      head[2 + field] -= by;
+      saved.files[field][file] -= by;
+      head[at] -= by;
     }
     // The same entry under the file's true key is believed: the check is the key. (Without
     // the saved listing, the listing is merged from the saved files' state.)
@@ -175,7 +206,7 @@ describe('the saved session index', () => {
     await listing();
     await listing(); // a restart on an unchanged disk, saving again
     const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    expect(saved.views).toHaveLength(8);
+    expect(saved.views.sizes).toHaveLength(8);
 
     // While down: a folder removed, a folder added, a log added beside others (an orphan) and
     // one removed, a log grown, a log replaced by a rename, an index rewritten.
