@@ -62,6 +62,8 @@ const AFTER_WAIT_MS = 2_000;
  */
 const WORKER_YOUNG_MB = 4;
 const CLOSE_WAIT_MS = 5_000;
+/** Sessions compared per turn of the event loop in a reconciliation. */
+const RECONCILE_SLICE = 2_000;
 
 /**
  * Full-text search over every session's messages, fed by the sessions index: what it lists
@@ -327,7 +329,11 @@ export class FtsIndex {
     const logs = same ? [...touched].flatMap((f) => this.reconciled!.byFile.get(f) ?? []) : logsOf(views);
     const jobs: Job[] = [];
     const listed = new Set<string>();
+    let seen = 0;
     for (const s of all ? [...logs].reverse() : logs) {
+      // A restart's full comparison covers every session (85 ms of this thread at 19,800):
+      // requests get the thread between slices.
+      if (++seen % RECONCILE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
       listed.add(s.sessionId);
       const key = logKey(s.log);
       const known = this.tracked.get(s.sessionId);
