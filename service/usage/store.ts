@@ -170,13 +170,15 @@ export class UsageStore {
     const byPath = (settled.byPath ??= logsByFile(settled.logs));
     const changed = [...this.dirty].flatMap((p) => byPath.get(p) ?? []);
     this.dirty.clear();
-    const before = changed.map((l) => this.tracked.get(logId(l.log)));
+    // The answer holds each log's usage object: it stands while every changed log keeps its own
+    // (a log's scan state taken from the saved file makes a new entry around the same usage).
+    const before = changed.map((l) => this.tracked.get(logId(l.log))?.usage);
     // Read for all the days the settled answer holds, not just this request's (a log left
     // unread for a shorter window would be missing from a later, wider one).
     if (changed.length > 0) await this.foreground.run(() => eachLimited(changed, SCAN_CONCURRENCY, (l) => this.read(l, pricer, settled.sinceDay)));
     if (this.closed) throw new StoreStopped();
     this.kept.schedule();
-    if (changed.some((l, i) => this.tracked.get(logId(l.log)) !== before[i])) return false;
+    if (changed.some((l, i) => this.tracked.get(logId(l.log))?.usage !== before[i])) return false;
     // A new answer object: the same sessions, whose usage was added to in place.
     settled.answer = { ...settled.answer };
     return true;
