@@ -2,7 +2,8 @@ import type { Logger } from '../log.js';
 import { DebouncedSave } from './debounced-save.js';
 import { readFile } from './disk.js';
 import type { SessionRoots } from './layout.js';
-import { decodeSnapshot, encodeSnapshot, type IndexState, type SavedState } from './snapshot-format.js';
+import { decodeSnapshot } from './snapshot-decode.js';
+import { encodeSnapshot, type IndexState, type SavedState } from './snapshot-format.js';
 
 const SAVE_DELAY_MS = 3000;
 
