@@ -16,7 +16,7 @@ const SAVE_DELAY_MS = 3000;
  * bulk; what differs is read again, and the listing is merged again only when something it
  * shows changed, so a snapshot can be stale but never wrong. Written whole (temp file, fsync,
  * rename): a kill -9 at any moment leaves the previous snapshot or the new one; one that does
- * not parse, has another version or other roots, or any row of the wrong shape, is discarded
+ * not parse, has another version or other roots, or any value of the wrong shape, is discarded
  * whole (the index is then built from the disk alone, as on a first start).
  */
 export class IndexSnapshot {

@@ -14,6 +14,7 @@ import type { LogFormat, SourceRecord } from './types.js';
  * of its young objects, and the views were about 90 ms of a restart's first answer. A value of
  * the wrong shape anywhere discards the whole snapshot.
  */
+/** Bumped whenever what is saved, how a file is read into it, or the merge's rule for a view changes (saved views are taken back as made). */
 export const VERSION = 4;
 
 export interface IndexState {
