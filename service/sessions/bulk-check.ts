@@ -4,10 +4,7 @@ import { needsListing, type DirKey } from './dir-key.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import type { SessionRoots } from './layout.js';
 
-/**
- * The check of a saved state against the disk, in bulk, shared by the service's thread and
- * the restart's check thread (check-worker.ts), so both find the same paths.
- */
+/** The check of a saved state against the disk, in bulk: pure over the saved keys and the stats it takes. */
 
 /** A saved file's key; `always` for a SQLite store (its own check is two stats, made when it is applied). */
 export type SavedKey = FileKey | 'always';

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 import { CountStore } from './count-store.js';
 import type { LogReader, LogVersion } from './logs.js';
@@ -154,10 +155,6 @@ export class MessageCounts {
       return 0;
     }
   }
-}
-
-function yieldToEvents(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function isMissing(err: unknown): boolean {
