@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chownTree, startChildService, type ChildService } from '../helpers/child-service.js';
+import { chownTree, modesApply, startChildService, type ChildService } from '../helpers/child-service.js';
 import { answered, bytes, upload } from '../helpers/multipart.js';
 import type { TestResponse } from '../helpers/service.js';
 import { expectAlive, expectDetail, snapshot, startAdversary, tempFiles, type TestService } from './harness.js';
@@ -17,7 +17,7 @@ import { expectAlive, expectDetail, snapshot, startAdversary, tempFiles, type Te
  * own request, bounded in time, while GET / keeps answering.
  */
 const BIG = 'x'.repeat(16 * 1024);
-const user = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
+const user = modesApply();
 
 
 /** Stores with content, as a user's machine has them. */

@@ -2,14 +2,15 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chownTree, startChildService, type ChildService } from '../helpers/child-service.js';
+import { chownTree, modesApply, startChildService, type ChildService } from '../helpers/child-service.js';
 import { answered, bytes, upload } from '../helpers/multipart.js';
 
 /**
  * EACCES/EPERM map to 403. Permission bits do not stop root, so when the suite runs as root
- * the service runs as `nobody` in its own process, on a HOME that user owns.
+ * the service runs in its own process as the checkout's owner without any capability
+ * (`modesApply`), on a HOME that user owns.
  */
-const user = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
+const user = modesApply();
 
 let home: string;
 let child: ChildService;

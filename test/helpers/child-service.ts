@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { chown, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { which } from '../../service/process/which.js';
 import { send, type RequestInit, type TestResponse } from './service.js';
 
 /**
@@ -22,8 +24,8 @@ export interface ChildService {
 
 export interface ChildOptions {
   home: string;
-  /** Run as this user and group (the test runner must be root to switch). */
-  user?: { uid: number; gid: number };
+  /** Run so that file modes apply to it (see `modesApply`); give it `home` with `chownTree` first. */
+  user?: ModesUser;
   /** Largest file the process may write, in 512-byte blocks (`ulimit -f`). */
   fileSizeBlocks?: number;
   env?: Record<string, string>;
@@ -37,13 +39,13 @@ export async function startChildService(options: ChildOptions): Promise<ChildSer
   const entry = options.entry ?? 'service/cli.ts';
   // A built entry runs as `npm start` runs it: plain node, no TypeScript loader.
   const node = /\.m?js$/.test(entry) ? [process.execPath, entry] : [process.execPath, '--import', 'tsx', entry];
+  const dropped = [...(options.user?.argv ?? []), ...node];
   const [command, ...args] =
-    options.fileSizeBlocks === undefined ? node : ['sh', '-c', `ulimit -f ${options.fileSizeBlocks} && exec "$@"`, 'sh', ...node];
+    options.fileSizeBlocks === undefined ? dropped : ['sh', '-c', `ulimit -f ${options.fileSizeBlocks} && exec "$@"`, 'sh', ...dropped];
   const child = spawn(command!, args, {
     cwd: root,
     env: { PATH: process.env.PATH!, HOME: options.home, SPACE_PORT: '0', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
-    ...(options.user ?? {}),
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let out = '';
@@ -82,7 +84,32 @@ async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Gives a whole tree to another user (to run the service as `nobody` when the tests run as root). */
+/** A user that file modes apply to: its ids (to give it a HOME) and the argv prefix that runs a program as it. */
+export interface ModesUser {
+  uid: number;
+  gid: number;
+  argv: string[];
+}
+
+/**
+ * Permission bits do not stop root (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER). When the
+ * suite runs as root, the service runs as the checkout's owner with every capability dropped
+ * (setpriv: empty bounding and inheritable sets, no new privileges), so the owner's mode bits
+ * bite it like any user's. Not another user such as `nobody`: that one may not enter the
+ * checkout's parents (a clone in a 0700 folder, or under /root), nor read a clone made with
+ * umask 077, nor reach a node installed under /root. The owner can always read its checkout.
+ * Undefined when the suite does not run as root: modes already apply.
+ */
+export function modesApply(): ModesUser | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const setpriv = which('setpriv');
+  if (!setpriv) throw new Error('setpriv (util-linux) is not installed: it drops root\'s capabilities so file modes apply');
+  const { uid, gid } = statSync(root);
+  const argv = [setpriv, `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs'];
+  return { uid, gid, argv };
+}
+
+/** Gives a whole tree to the user `modesApply` runs the service as. */
 export async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
   await chown(dir, uid, gid);
   for (const entry of await readdir(dir, { withFileTypes: true })) {
