@@ -9,7 +9,7 @@ import { which } from '../../service/process/which.js';
 /**
  * test/tools/packages.sh, the first step of `npm test`, on machines that lack packages: run for
  * real with a PATH that hides some commands, as a user without root (setpriv to nobody when
- * this runs as root), and as root with an apt-get double (the Debian archive cannot be reached
+ * this runs as root), and as root (of a user namespace when the suite runs as another user) with an apt-get double (the Debian archive cannot be reached
  * from the suite's namespace) that records how it was called and installs the commands.
  */
 const tools = path.dirname(fileURLToPath(import.meta.url));
@@ -97,24 +97,33 @@ done
   return log;
 }
 
-describe.skipIf(process.getuid?.() !== 0)('npm test as root on a machine without some Debian packages', () => {
+/** As root: run as is. Another user: root of a user namespace of its own (`unshare -r`), which is what the script checks. */
+const asRoot: string[] | undefined =
+  process.getuid?.() === 0 ? [] : spawnSync('unshare', ['-r', 'true']).status === 0 ? [which('unshare')!, '-r'] : undefined;
+function runAsRoot(script: string, bin: string): { status: number | null; stderr: string } {
+  const argv = [...asRoot!, '/bin/sh', script];
+  const r = spawnSync(argv[0]!, argv.slice(1), { env: { PATH: bin }, encoding: 'utf8' });
+  return { status: r.status, stderr: r.stderr };
+}
+
+describe.skipIf(asRoot === undefined)('npm test as root on a machine without some Debian packages', () => {
   it('installs the missing ones with apt-get (update, then a non-interactive install), then goes on', () => {
     const { script, bin } = machine(['rclone', 'gh'], ['env', 'chmod']);
     const log = aptDouble(bin, 'installs');
-    const r = spawnSync('/bin/sh', [script], { env: { PATH: bin }, encoding: 'utf8' });
+    const r = runAsRoot(script, bin);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain('installing the Debian packages the suite needs: rclone gh');
     expect(readFileSync(log, 'utf8')).toBe('update -q DEBIAN_FRONTEND=\ninstall -y -q --no-install-recommends rclone gh DEBIAN_FRONTEND=noninteractive\n');
     expect(existsSync(path.join(bin, 'rclone')) && existsSync(path.join(bin, 'gh'))).toBe(true);
     // Run again: nothing is missing, apt-get is not called.
-    expect(spawnSync('/bin/sh', [script], { env: { PATH: bin }, encoding: 'utf8' }).status).toBe(0);
+    expect(runAsRoot(script, bin).status).toBe(0);
     expect(readFileSync(log, 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
   });
 
   it('when apt-get cannot install them, prints the command to run and stops', () => {
     const { script, bin } = machine(['gh'], ['env', 'chmod']);
     aptDouble(bin, 'fails');
-    const r = spawnSync('/bin/sh', [script], { env: { PATH: bin }, encoding: 'utf8' });
+    const r = runAsRoot(script, bin);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('apt-get could not install them; install them, then run the tests again:\n  apt-get update && apt-get install -y -q --no-install-recommends gh\n');
   });
