@@ -53,6 +53,12 @@ afterAll(() => {
 
 /** Runs vitest on the named files; its exit status and the reporter's closing line. */
 function run(...names: string[]): { status: number | null; closing: string } {
+  const { status, lines } = runLines(...names);
+  return { status, closing: lines[lines.length - 1]! };
+}
+
+/** Runs vitest on the named files; its exit status and every line it printed. */
+function runLines(...names: string[]): { status: number | null; lines: string[] } {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS'));
   const vitest = path.join(project, 'node_modules/vitest/vitest.mjs');
   const r = spawnSync(process.execPath, [vitest, 'run', '--config', 'vitest.config.mjs', ...names], {
@@ -61,8 +67,7 @@ function run(...names: string[]): { status: number | null; closing: string } {
     encoding: 'utf8',
     timeout: 60_000,
   });
-  const lines = r.stdout.trimEnd().split('\n');
-  return { status: r.status, closing: lines[lines.length - 1]! };
+  return { status: r.status, lines: r.stdout.trimEnd().split('\n') };
 }
 
 describe('the summary line', () => {
@@ -84,6 +89,15 @@ describe('the summary line', () => {
 
   it('counts each suite whose hook throws', () => {
     expect(run('hooks.test.ts')).toEqual({ status: 1, closing: '1 passed, 2 failed, 1 skipped' });
+  });
+
+  it('names the slowest files and the wall time just before the closing line', () => {
+    const { lines } = runLines('passes.test.ts', 'fails.test.ts');
+    const at = lines.indexOf('slowest files:');
+    expect(at).toBeGreaterThan(0);
+    expect(lines.slice(at + 1, at + 3).map((l) => l.replace(/^ +[\d.]+ s {2}/, '')).sort()).toEqual(['fails.test.ts', 'passes.test.ts']);
+    expect(lines.at(-2)).toMatch(/^wall time \d+\.\d s$/);
+    expect(lines.at(-1)).toBe('3 passed, 1 failed, 0 skipped');
   });
 
   it('never says 0 failed for a failed run, even one with no test files', () => {
