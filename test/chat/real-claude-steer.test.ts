@@ -44,8 +44,8 @@ const textsOf = (body: any): string[] =>
   body.messages.flatMap((m: any) => (typeof m.content === 'string' ? [m.content] : m.content.filter((c: any) => c.type === 'text').map((c: any) => String(c.text))));
 const imagesOf = (body: any): any[] => body.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content.filter((c: any) => c.type === 'image') : []));
 
-/** Live processes running the claude binary. */
-const claudeProcesses = (): number[] => processesOf(claude!);
+/** Live processes running the claude binary for this file's service. */
+const claudeProcesses = (): number[] => processesOf(claude!, chat.home);
 
 async function userMessages(sessionId: string): Promise<Array<{ text: string; attachments?: unknown }>> {
   const res = await chat.get(`/api/messages/${sessionId}`);

@@ -37,8 +37,8 @@ afterAll(async () => {
   await oauth?.close();
 });
 
-/** Live processes running the claude binary. */
-const claudeProcesses = (): number[] => processesOf(claude!);
+/** Live processes running the claude binary for this file's service. */
+const claudeProcesses = (): number[] => processesOf(claude!, chat.home);
 
 const userTexts = (body: any): string[] =>
   body.messages

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { programPath } from '../tools/programs.mjs';
 
 /**
@@ -35,13 +35,22 @@ export function claudeLaneEnv(claude: string, apiUrl: string, extra: Record<stri
   };
 }
 
-/** Live processes running `binary` (zombies left out): what an abort or a shutdown must leave none of. */
-export function processesOf(binary: string): number[] {
+/**
+ * Live processes running `binary` (zombies left out) in a folder below `home`: what an abort or a
+ * shutdown must leave none of. The folder keeps other files' programs out (files run in
+ * parallel) and still finds a program that outlived its parent: it keeps its working folder.
+ */
+export function processesOf(binary: string, home: string): number[] {
+  const below = `${realpathSync(home)}/`;
   return readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
     .filter((p) => {
       try {
-        return readlinkSync(`/proc/${p}/exe`) === binary && !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ');
+        return (
+          readlinkSync(`/proc/${p}/exe`) === binary &&
+          `${readlinkSync(`/proc/${p}/cwd`)}/`.startsWith(below) &&
+          !readFileSync(`/proc/${p}/stat`, 'utf8').includes(') Z ')
+        );
       } catch {
         return false;
       }
