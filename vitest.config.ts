@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
+import LanesFirst from './test/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -6,6 +8,12 @@ export default defineConfig({
     // The slow adversarial part runs with `npm run test:adversarial` (vitest.adversarial.config.ts).
     exclude: [...configDefaults.exclude, 'test/adversarial/slow/**'],
     pool: 'forks',
+    // Files side by side, one more than the cores: most of a file's time is spent waiting on its
+    // subprocesses, sockets and timers, not on the CPU (docs/testing.md#where-the-time-goes).
+    // Files share nothing: each has its own temp HOME, ephemeral ports, its own programs.
+    maxWorkers: Number(process.env.SPACE_TEST_WORKERS) || availableParallelism() + 1,
+    // The real-program lanes, the longest files, start first (test/sequencer.ts).
+    sequence: { sequencer: LanesFirst },
     // Memory tests measure what is kept after a full GC (test/adversarial/harness.ts peakRetained).
     execArgv: ['--expose-gc'],
     testTimeout: 30_000,
