@@ -14,9 +14,10 @@ import { PINNED } from './programs.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DRIFTING = ['claude', 'codex', 'openclaw'];
 
-// The lanes need the loopback-only namespace; without it they would all be skipped.
-if (spawnSync('unshare', ['-n', 'true']).status !== 0) {
-  console.error('test:latest: the real-program lanes need a network namespace (run as root with unshare); nothing was run');
+// The lanes need the loopback-only namespace (run-tests.sh: `unshare -n` as root, a user
+// namespace otherwise); without it they would all be skipped.
+if (spawnSync('unshare', ['-n', 'true']).status !== 0 && spawnSync('unshare', ['-rn', 'true']).status !== 0) {
+  console.error('test:latest: the real-program lanes need a network namespace (unshare as root, or user namespaces); nothing was run');
   process.exit(1);
 }
 
