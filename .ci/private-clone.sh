@@ -3,7 +3,8 @@
 # a space, installed with npm ci and tested with the README's command: the test files that
 # depend on who runs them (they drop root's power so that file modes apply, or switch users).
 # They once failed there: the service they start could not read a checkout inside a private
-# folder (issue 36). Run by .ci/run as whatever user CI runs as (root on most runners).
+# folder (issue 36). Run by .ci/run as whatever user CI runs as (root on most runners). It tests
+# the committed HEAD (a clone), as a new user would get it.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 private="$(mktemp -d)"
