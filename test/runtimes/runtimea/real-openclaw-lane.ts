@@ -9,14 +9,21 @@ import type { OnboardOptions } from '../../helpers/setups.js';
 export const KEY = 'sk-provb-real-openclaw';
 export const USER_TOKEN = 'user-gateway-token-0123456789abcdef';
 
-/** The programs a lane runs: realProgram('openclaw') and realProgram('node24'), called in the lane itself. */
-export interface OpenclawPrograms {
-  openclaw: string;
-  node24: string;
-}
-
-export function onboarding(programs: OpenclawPrograms, svc: TestService, fake: FakeChat, extra: Partial<OnboardOptions> = {}): OnboardOptions {
-  return { node: programs.node24, openclaw: programs.openclaw, home: svc.home, stateDir: path.join(svc.home, '.runtimea'), providerUrl: fake.url, apiKey: KEY, ...extra };
+/**
+ * How a lane onboards a service's state folder: with the programs it got from
+ * realProgram('openclaw') and realProgram('node24') (called in the lane itself, which is what
+ * makes it a lane for test/tools/lanes.mjs).
+ */
+export function onboarder(openclaw: string | undefined, node24: string | undefined) {
+  return (svc: TestService, fake: FakeChat, extra: Partial<OnboardOptions> = {}): OnboardOptions => ({
+    node: node24!,
+    openclaw: openclaw!,
+    home: svc.home,
+    stateDir: path.join(svc.home, '.runtimea'),
+    providerUrl: fake.url,
+    apiKey: KEY,
+    ...extra,
+  });
 }
 
 /** The gateway's answer to a request with this bearer (its models list). */

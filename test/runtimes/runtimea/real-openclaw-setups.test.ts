@@ -9,8 +9,8 @@ import { startFakeChat, type FakeChat } from '../../fakes/openai-chat.js';
 import { textOf } from '../../helpers/events.js';
 import { realProgram } from '../../helpers/programs.js';
 import { startService, type TestService } from '../../helpers/service.js';
-import { openclawCommand, openclawOnboard, type OnboardOptions } from '../../helpers/setups.js';
-import { KEY, modelsWith, onboarding as onboardingOf, turnOf, USER_TOKEN, type OpenclawPrograms } from './real-openclaw-lane.js';
+import { openclawCommand, openclawOnboard } from '../../helpers/setups.js';
+import { KEY, modelsWith, onboarder, turnOf, USER_TOKEN } from './real-openclaw-lane.js';
 
 /**
  * Real-program lane, the set-ups other than real-openclaw.test.ts's token auth: password auth
@@ -21,8 +21,7 @@ import { KEY, modelsWith, onboarding as onboardingOf, turnOf, USER_TOKEN, type O
  */
 const openclaw = realProgram('openclaw');
 const node24 = realProgram('node24');
-const programs = (): OpenclawPrograms => ({ openclaw: openclaw!, node24: node24! });
-const onboarding = (svc: TestService, fake: FakeChat, extra: Partial<OnboardOptions> = {}): OnboardOptions => onboardingOf(programs(), svc, fake, extra);
+const onboarding = onboarder(openclaw, node24);
 
 describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway: other set-ups', () => {
   let fake: FakeChat;

@@ -11,8 +11,8 @@ import { textOf } from '../../helpers/events.js';
 import { realProgram } from '../../helpers/programs.js';
 import { startService, type TestService } from '../../helpers/service.js';
 import { openSse, type SseConnection } from '../../helpers/sse.js';
-import { openclawOnboard, type OnboardOptions } from '../../helpers/setups.js';
-import { KEY, modelsWith, onboarding as onboardingOf, USER_TOKEN, type OpenclawPrograms } from './real-openclaw-lane.js';
+import { openclawOnboard } from '../../helpers/setups.js';
+import { KEY, modelsWith, onboarder, USER_TOKEN } from './real-openclaw-lane.js';
 
 /**
  * Real-program lane: the pinned OpenClaw gateway on the pinned Node 24, started and supervised
@@ -25,8 +25,7 @@ import { KEY, modelsWith, onboarding as onboardingOf, USER_TOKEN, type OpenclawP
  */
 const openclaw = realProgram('openclaw');
 const node24 = realProgram('node24');
-const programs = (): OpenclawPrograms => ({ openclaw: openclaw!, node24: node24! });
-const onboarding = (svc: TestService, fake: FakeChat, extra: Partial<OnboardOptions> = {}): OnboardOptions => onboardingOf(programs(), svc, fake, extra);
+const onboarding = onboarder(openclaw, node24);
 
 describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
   let svc: TestService;
