@@ -9,8 +9,9 @@ import { which } from '../../service/process/which.js';
 /**
  * test/tools/packages.sh, the first step of `npm test`, on machines that lack packages: run for
  * real with a PATH that hides some commands, as a user without root (setpriv to nobody when
- * this runs as root), and as root (of a user namespace when the suite runs as another user) with an apt-get double (the Debian archive cannot be reached
- * from the suite's namespace) that records how it was called and installs the commands.
+ * this runs as root), and as root (root of a user namespace when the suite runs as another
+ * user) with an apt-get double (the Debian archive cannot be reached from the suite's
+ * namespace) that records how it was called and installs the commands.
  */
 const tools = path.dirname(fileURLToPath(import.meta.url));
 const listed = readFileSync(path.join(tools, 'debian-packages.txt'), 'utf8')
@@ -40,12 +41,15 @@ function machine(hide: string[], extra: string[]): { script: string; bin: string
   return { script: path.join(root, 'packages.sh'), bin };
 }
 
-function runAsUser(script: string, bin: string): { status: number | null; stderr: string } {
-  const asUser = process.getuid?.() === 0 ? [which('setpriv')!, '--reuid=65534', '--regid=65534', '--clear-groups'] : [];
-  const argv = [...asUser, '/bin/sh', script];
+/** Runs the script behind `prefix` (what makes it run as another user), with only `bin` on PATH. */
+function runWith(prefix: string[], script: string, bin: string): { status: number | null; stderr: string } {
+  const argv = [...prefix, '/bin/sh', script];
   const r = spawnSync(argv[0]!, argv.slice(1), { env: { PATH: bin }, encoding: 'utf8' });
   return { status: r.status, stderr: r.stderr };
 }
+
+const asUser = process.getuid?.() === 0 ? [which('setpriv')!, '--reuid=65534', '--regid=65534', '--clear-groups'] : [];
+const runAsUser = (script: string, bin: string) => runWith(asUser, script, bin);
 
 describe('npm test on a machine without some Debian packages', () => {
   it('does nothing when every package is there', () => {
@@ -97,14 +101,10 @@ done
   return log;
 }
 
-/** As root: run as is. Another user: root of a user namespace of its own (`unshare -r`), which is what the script checks. */
+/** As root: as is. Another user: root of a user namespace of its own (`unshare -r`); the script checks `id -u`. */
 const asRoot: string[] | undefined =
   process.getuid?.() === 0 ? [] : spawnSync('unshare', ['-r', 'true']).status === 0 ? [which('unshare')!, '-r'] : undefined;
-function runAsRoot(script: string, bin: string): { status: number | null; stderr: string } {
-  const argv = [...asRoot!, '/bin/sh', script];
-  const r = spawnSync(argv[0]!, argv.slice(1), { env: { PATH: bin }, encoding: 'utf8' });
-  return { status: r.status, stderr: r.stderr };
-}
+const runAsRoot = (script: string, bin: string) => runWith(asRoot!, script, bin);
 
 describe.skipIf(asRoot === undefined)('npm test as root on a machine without some Debian packages', () => {
   it('installs the missing ones with apt-get (update, then a non-interactive install), then goes on', () => {
