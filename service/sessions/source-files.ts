@@ -12,6 +12,7 @@ import { eachLimited } from './limit.js';
 import type { LogReader, LogVersion } from './logs.js';
 import { cliaRecordSource, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
 import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
+import { parseIndexForListing } from '../transcripts/runtimea-store.js';
 import { firstUserText } from '../transcripts/title.js';
 import type { LogRef, SourceRecord } from './types.js';
 
@@ -179,7 +180,8 @@ export class SourceFiles {
     switch (role.type) {
       case 'index':
       case 'project': {
-        const doc = await readJson(p, key);
+        // OpenClaw's index holds about 15 KB per entry: only what the listing needs is taken.
+        const doc = await readJson(p, key, role.type === 'index' && role.store === 'runtimea' ? parseIndexForListing : JSON.parse);
         const previous = known?.role === 'index' ? known.records : [];
         const records = doc === undefined ? previous : role.type === 'index' ? storeIndexRecords(role.store, role.agentId, p, doc) : projectRecords(role.pid, p, doc);
         this.files.set(p, { role: 'index', key, records });
@@ -331,10 +333,10 @@ export class SourceFiles {
   }
 }
 
-async function readJson(file: string, key: FileKey): Promise<unknown> {
+async function readJson(file: string, key: FileKey, parse: (text: string) => unknown = JSON.parse): Promise<unknown> {
   if (key.size > MAX_INDEX_BYTES) return undefined;
   try {
-    return JSON.parse(await readFile(file, 'utf8'));
+    return parse(await readFile(file, 'utf8'));
   } catch {
     // Half-written by a writer that is not atomic, or not JSON: keep what was read before.
     return undefined;
