@@ -26,7 +26,7 @@ import path from 'node:path';
 import { startChildService, type ChildService } from '../test/helpers/child-service.js';
 import { random, runtimeaLines, turns, writeBigLog, writeCorpus } from './corpus.js';
 import { writeRealHome } from './real-home.js';
-import { cpuMsOf, MB, median, ok, percentile, row, rssOf, sampleRss, timed } from './lib.js';
+import { bareNewlineCount, cpuMsOf, MB, median, ok, percentile, row, rssOf, sampleRss, timed } from './lib.js';
 
 const ROUNDS = 100;
 /** What `npm start` runs: the build check, then the built service, in one process. */
@@ -236,7 +236,9 @@ try {
   try {
     const { ms: firstMs, body: page, rssGrowth } = await withRss(service, `/api/messages/${id}?limit=50`);
     if (page.total !== total) throw new Error(`totals differ: ${page.total} against ${total}`);
-    row('newest page, opened at once (waits for its count)', `${firstMs.toFixed(0)} ms (${(500 / (firstMs / 1000)).toFixed(0)} MB/s; ${load()}); RSS +${rssGrowth}`);
+    // The ceiling beside it: the file's newlines counted with nothing else done, in this process.
+    const bare = bareNewlineCount(file);
+    row('newest page, opened at once (waits for its count)', `${firstMs.toFixed(0)} ms (${(500 / (firstMs / 1000)).toFixed(0)} MB/s, goal >= 1,024 MB/s; a bare newline count of the file ${bare.ms.toFixed(0)} ms, ${(500 / (bare.ms / 1000)).toFixed(0)} MB/s; ${load()}); RSS +${rssGrowth}`);
     row(`newest page, later calls (${ROUNDS})`, figures(await latencies(service, `/api/messages/${id}?limit=50`)));
     row('page at offset total/2 (from a checkpoint)', figures(await latencies(service, `/api/messages/${id}?offset=${Math.floor(page.total / 2)}&limit=50`)));
     const rand = random(5);
