@@ -96,7 +96,7 @@ async function firstRightUsage(service: ChildService, expected: string, elapsed:
 /** Parts of the saved index a start could not use (service/sessions/index-store.ts): each costs a rebuild of that part. */
 function discarded(output: string): string {
   const parts = [...output.matchAll(/"part":"([^"]+)".*?"msg":"saved session index: part discarded/g)].map((m) => m[1]);
-  const whole = (output.match(/saved session index of another version|saved session index not read/g) ?? []).length;
+  const whole = (output.match(/saved session index (of another version|not read|discarded)/g) ?? []).length;
   return parts.length + whole === 0 ? 'none discarded' : `DISCARDED: ${[...parts, ...(whole ? [`whole (${whole})`] : [])].join(', ')}`;
 }
 
