@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import type { FileKey } from './file-key.js';
 import { IndexSnapshot } from './index-store.js';
-import type { SessionRoots } from './layout.js';
+import { roleOf, type SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader } from './logs.js';
 import { byPrecedence, mergeSessions, nonBlank, type SessionView } from './merge.js';
@@ -87,7 +87,8 @@ export class SessionIndex {
         changed = paths.length;
         const rebuilt = paths.length > 0 && (await this.refreshPaths(paths, { deferTitles: true }));
         if (!saved.views && !rebuilt) await this.rebuild({ deferTitles: true });
-        if (paths.length > 0 || !saved.views) this.snapshot?.schedule();
+        // A SQLite store is always checked (two stats): alone, it changes nothing to save.
+        if (paths.some((p) => roleOf(this.roots, p)?.type !== 'sqlite') || !saved.views) this.snapshot?.schedule();
       } else {
         // Titles that need a log's first lines come right after, off the first answer's path.
         const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
