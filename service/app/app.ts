@@ -40,7 +40,7 @@ export function buildApp(deps: Core & { port(): number; headChecks: HeadChecks }
       publicPaths: PUBLIC_PATHS,
     }),
   );
-  app.use(deps.headChecks.middleware(deps.config.jsonLimitBytes));
+  app.use(deps.headChecks.middleware());
   app.use(jsonBody({ limitBytes: deps.config.jsonLimitBytes, maxDepth: deps.config.jsonMaxDepth }));
   for (const router of routers) app.use(router);
   app.use(notFound);

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { HttpError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { lingerAfterAnswer } from './linger.js';
 import { hasBody } from './request-body.js';
 
 export { HttpError };
@@ -18,8 +19,9 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
-    // An answer before the whole body was read ends the connection: nothing drains the rest.
-    if (hasBody(req) && !req.complete) res.setHeader('Connection', 'close');
+    // An answer before the whole body was read ends the connection, once the client has
+    // stopped sending (within bounds), so that it reads the answer (linger.ts).
+    if (hasBody(req) && !req.complete) lingerAfterAnswer(req, res);
     res.status(status).json({ detail });
   };
 }

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { HttpError } from '../errors.js';
+import { LINGER_BYTES, LINGER_MS, type LingerBounds } from './linger.js';
 
 /** Looks at a JSON body's raw bytes before they are decoded and parsed: a refusal, or undefined to go on. */
 export type BodyGate = (body: Buffer) => HttpError | undefined;
@@ -25,9 +26,9 @@ export function bodyGateOf(req: Request): BodyGate | undefined {
  *
  * The answer goes out at once, whole (its length announced), and the response is ended
  * only when the body has been read, and dropped chunk by chunk: closing a socket that holds
- * unread bytes sends a reset, which can destroy the answer before the client reads it.
- * What that costs is bounded: past `drainLimitBytes` (the most an accepted body could
- * have) the connection is cut, and a body that stalls is cut by the body watchdog.
+ * unread bytes sends a reset, which can destroy the answer before the client reads it. The
+ * connection then serves the next request. What that costs is bounded as a lingering close
+ * is (linger.ts): past LINGER_BYTES or LINGER_MS the connection is cut.
  */
 export class HeadChecks {
   private readonly checks: HeadCheck[] = [];
@@ -36,19 +37,19 @@ export class HeadChecks {
     this.checks.push(check);
   }
 
-  middleware(drainLimitBytes: number): RequestHandler {
+  middleware(bounds: LingerBounds = { bytes: LINGER_BYTES, ms: LINGER_MS }): RequestHandler {
     return (req, res, next) => {
       for (const check of this.checks) {
         const decision = check(req);
         if (decision && 'gate' in decision) gates.set(req, decision.gate);
-        else if (decision) return refuse(req, res, decision, drainLimitBytes);
+        else if (decision) return refuse(req, res, decision, bounds);
       }
       next();
     };
   }
 }
 
-function refuse(req: Request, res: Response, refusal: HttpError, drainLimitBytes: number): void {
+function refuse(req: Request, res: Response, refusal: HttpError, bounds: LingerBounds): void {
   const text = JSON.stringify({ detail: refusal.message });
   res.status(refusal.status);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
@@ -58,9 +59,15 @@ function refuse(req: Request, res: Response, refusal: HttpError, drainLimitBytes
   let seen = 0;
   req.on('data', (chunk: Buffer) => {
     seen += chunk.length;
-    if (seen > drainLimitBytes) req.socket.destroy();
+    if (seen > bounds.bytes) req.socket.destroy();
   });
-  req.on('end', () => res.end());
+  const timer = setTimeout(() => req.socket.destroy(), bounds.ms);
+  timer.unref();
+  req.on('end', () => {
+    clearTimeout(timer);
+    res.end();
+  });
+  req.socket.once('close', () => clearTimeout(timer));
 }
 
 /** A path as the router matches it (case-insensitive, trailing slashes ignored). */

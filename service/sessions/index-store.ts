@@ -15,9 +15,10 @@ const SAVE_DELAY_MS = 3000;
  * exactly that state (snapshot-format.ts). At start each key is checked against the disk in
  * bulk; what differs is read again, and the listing is merged again only when something it
  * shows changed, so a snapshot can be stale but never wrong. Written whole (temp file, fsync,
- * rename): a kill -9 at any moment leaves the previous snapshot or the new one; one that does
- * not parse, has another version or other roots, or any value of the wrong shape, is discarded
- * whole (the index is then built from the disk alone, as on a first start).
+ * rename): a kill -9 at any moment leaves the previous snapshot or the new one. It is believed
+ * part by part (one per root of the layout): a part whose line does not parse, saved for another
+ * root, or with a value of the wrong shape is discarded alone, and its root read from the disk
+ * as on a first start; a snapshot of another version is discarded whole.
  */
 export class IndexSnapshot {
   private readonly saver: DebouncedSave;
@@ -28,23 +29,20 @@ export class IndexSnapshot {
     source: () => IndexState,
     private readonly log: Logger,
   ) {
-    this.saver = new DebouncedSave(file, SAVE_DELAY_MS, () => `${JSON.stringify(encodeSnapshot(source(), roots))}\n`, log, 'session index');
+    this.saver = new DebouncedSave(file, SAVE_DELAY_MS, () => encodeSnapshot(source(), roots), log, 'session index');
   }
 
   async load(): Promise<SavedState | undefined> {
-    let doc: unknown;
+    let text: string;
     try {
-      doc = JSON.parse(await readFile(this.file, 'utf8'));
+      text = await readFile(this.file, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn({ err: String(err) }, 'saved session index not read; building it from the disk');
       return undefined;
     }
-    try {
-      return decodeSnapshot(doc, this.roots);
-    } catch (err) {
-      this.log.warn({ err: String(err) }, 'saved session index discarded; building it from the disk');
-      return undefined;
-    }
+    const saved = decodeSnapshot(text, this.roots, (part, why) => this.log.warn({ part, err: why }, 'saved session index: part discarded; reading it from the disk'));
+    if (!saved) this.log.warn('saved session index of another version; building it from the disk');
+    return saved;
   }
 
   /** Saves a few seconds after the last change (the index changes in bursts). */

@@ -37,6 +37,10 @@ class LineBuilder {
     this.length += piece.length;
   }
 
+  get empty(): boolean {
+    return this.length === 0 && !this.dropped;
+  }
+
   /** The line, or undefined when it was too long; then starts afresh. */
   take(reversed: boolean): Buffer | undefined {
     const { pieces, length, dropped } = this;
@@ -47,6 +51,11 @@ class LineBuilder {
     if (pieces.length === 1) return trimCr(pieces[0]!);
     return trimCr(Buffer.concat(reversed ? pieces.reverse() : pieces, length));
   }
+}
+
+/** What a LineBuilder given only chunk[at, nl) gives: the line, or undefined when it is too long. */
+function whole(chunk: Buffer, at: number, nl: number): Buffer | undefined {
+  return nl - at > MAX_LINE_BYTES ? undefined : trimCr(chunk.subarray(at, nl));
 }
 
 /**
@@ -124,8 +133,8 @@ class ForwardSplitter {
         this.line.add(Buffer.from(chunk.subarray(at)));
         break;
       }
-      this.line.add(chunk.subarray(at, nl));
-      const bytes = this.line.take(false);
+      // A line wholly in this chunk (most of them) is its own bytes: no builder.
+      const bytes = this.line.empty ? whole(chunk, at, nl) : (this.line.add(chunk.subarray(at, nl)), this.line.take(false));
       if (bytes) batch.push({ bytes, start: this.lineStart, end: this.pos + nl + 1 });
       at = nl + 1;
       this.lineStart = this.pos + at;

@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import type { FileKey } from './file-key.js';
 import { IndexSnapshot } from './index-store.js';
-import type { SessionRoots } from './layout.js';
+import { roleOf, type SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader } from './logs.js';
 import { byPrecedence, mergeSessions, nonBlank, type SessionView } from './merge.js';
@@ -77,23 +77,24 @@ export class SessionIndex {
       if (saved) this.files.restore(saved.files, saved.dirs);
       const loadMs = Date.now() - started;
       let changed: number | undefined;
-      const views = saved?.views;
-      if (views) {
-        // The saved listing is the merge of the saved state: it stands until a check of every
-        // key (folders and files, in bulk) finds a change, and then only what changed is read.
-        this.setViews(views);
+      if (saved) {
+        // What was saved stands until a check of every key (folders and files, in bulk) finds a
+        // change, and then only what changed is read: a part that was discarded has its root
+        // walked. The saved listing is the merge of the saved state; without it (a part
+        // discarded, or saved during a refresh) the listing is merged from the state.
+        if (saved.views) this.setViews(saved.views);
         const paths = await this.files.changedSince();
         changed = paths.length;
-        if (paths.length > 0) {
-          await this.refreshPaths(paths, { deferTitles: true });
-          this.snapshot?.schedule();
-        }
+        const rebuilt = paths.length > 0 && (await this.refreshPaths(paths, { deferTitles: true }));
+        if (!saved.views && !rebuilt) await this.rebuild({ deferTitles: true });
+        // A SQLite store is always checked (two stats): alone, it changes nothing to save.
+        if (paths.some((p) => roleOf(this.roots, p)?.type !== 'sqlite') || !saved.views) this.snapshot?.schedule();
       } else {
         // Titles that need a log's first lines come right after, off the first answer's path.
         const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
         if (!rebuilt) await this.rebuild({ deferTitles: true });
       }
-      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ms: Date.now() - started, loadMs, ...(changed !== undefined ? { changed } : {}) }, 'session index built');
+      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ms: Date.now() - started, loadMs, ...(changed !== undefined ? { changed } : {}), ...(saved && saved.discarded.length > 0 ? { discarded: saved.discarded } : {}) }, 'session index built');
     });
     this.titled = this.built.then(() =>
       this.enqueue(async () => {

@@ -4,7 +4,7 @@ import type { FileKey } from './file-key.js';
 import type { Head } from './head.js';
 import type { SessionRoots, StoreName } from './layout.js';
 import { newestFirst, PRECEDENCE, savedView, type SessionView } from './merge.js';
-import { DIR_KEYS, FILE_KEYS, FORMATS, LOG_KEYS, NONE, RECORD_KEYS, ROLES, VERSION, VIEW_KEYS, type DirColumns, type Doc, type FileColumns, type LogColumns, type RecordColumns, type SavedState, type ViewColumns } from './snapshot-format.js';
+import { DIR_KEYS, FILE_KEYS, FORMATS, LOG_KEYS, NONE, RECORD_KEYS, ROLES, VERSION, VIEW_KEYS, type DirColumns, type FileColumns, type Header, type ListingDoc, type LogColumns, type PartDoc, type RecordColumns, type SavedState, type ViewColumns } from './snapshot-format.js';
 import type { Known } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 
@@ -36,11 +36,81 @@ function columnsOf<T extends object>(value: unknown, keys: ReadonlyArray<keyof T
   return value as T;
 }
 
-/** The state a snapshot holds; undefined for another version or other roots; throws Damaged for a value of the wrong shape. */
-export function decodeSnapshot(value: unknown, roots: SessionRoots): SavedState | undefined {
-  const d = value as Partial<Doc> | null;
-  if (!d || typeof d !== 'object' || d.version !== VERSION) return undefined;
-  if (JSON.stringify(d.roots) !== JSON.stringify(roots)) return undefined;
+/** One part taken back: its files' state, its folders, and its records (what the listing names). */
+interface Part {
+  files: Array<[string, Known]>;
+  dirs: Array<[string, DirKey]>;
+  records: SourceRecord[];
+}
+
+/**
+ * The state a snapshot holds, part by part: undefined for another version (or no header);
+ * otherwise every part that could be used, and the names of those that could not (a line that
+ * does not parse, another root, a value of the wrong shape, a part missing): their roots are
+ * walked again. The listing is believed only when every part was.
+ */
+export function decodeSnapshot(text: string, roots: SessionRoots, warn: (part: string, why: string) => void): SavedState | undefined {
+  const lines = text.split('\n');
+  const header = parse(lines[0]!) as Partial<Header> | undefined;
+  if (!header || header.version !== VERSION) return undefined;
+  const parts = new Map<string, Part>();
+  const discarded: string[] = [];
+  let listing: unknown;
+  let unreadable = false;
+  for (let i = 1; i < lines.length; i++) {
+    if (lines[i] === '') continue;
+    const doc = parse(lines[i]!) as Partial<PartDoc & ListingDoc> | undefined;
+    if (!doc || typeof doc !== 'object') {
+      unreadable = true;
+      continue;
+    }
+    if (doc.listing === true) {
+      listing = doc;
+      continue;
+    }
+    const name = doc.part;
+    if (typeof name !== 'string' || !Object.hasOwn(roots, name) || parts.has(name) || discarded.includes(name)) continue;
+    try {
+      if (doc.root !== roots[name as keyof SessionRoots]) fail(`saved for another root (${String(doc.root)})`);
+      parts.set(name, decodePart(doc));
+    } catch (err) {
+      discarded.push(name);
+      warn(name, String(err));
+    }
+  }
+  for (const name of Object.keys(roots)) {
+    if (parts.has(name) || discarded.includes(name)) continue;
+    discarded.push(name);
+    warn(name, unreadable ? 'its line does not parse' : 'not saved');
+  }
+  const files = [...parts.values()].flatMap((p) => p.files);
+  const dirs = [...parts.values()].flatMap((p) => p.dirs);
+  if (discarded.length > 0) return { files, dirs, discarded };
+  if (listing === undefined) {
+    // A listing is left out while a refresh is under way; a line that did not parse is a loss.
+    if (unreadable) {
+      discarded.push('listing');
+      warn('listing', 'its line does not parse');
+    }
+    return { files, dirs, discarded };
+  }
+  try {
+    return { files, dirs, views: decodeListing(listing, parts), discarded };
+  } catch (err) {
+    warn('listing', String(err));
+    return { files, dirs, discarded: ['listing'] };
+  }
+}
+
+function parse(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}
+
+function decodePart(d: Partial<PartDoc>): Part {
   const paths = list(d.paths, undefined, 'paths') as string[];
   const words = list(d.words, undefined, 'words') as string[];
   for (const p of paths) if (typeof p !== 'string') fail('paths');
@@ -48,8 +118,7 @@ export function decodeSnapshot(value: unknown, roots: SessionRoots): SavedState 
   const records = decodeRecords(columnsOf<RecordColumns>(d.records, RECORD_KEYS, 'records'), paths, words);
   const files = decodeFiles(d, records, paths, words);
   const dirs = decodeDirs(columnsOf<DirColumns>(d.dirs, DIR_KEYS, 'folders'), paths);
-  if (d.views === undefined) return { files, dirs };
-  return { files, dirs, views: decodeViews(columnsOf<ViewColumns>(d.views, VIEW_KEYS, 'views'), records, words) };
+  return { files, dirs, records };
 }
 
 function decodeRecords(c: RecordColumns, paths: string[], words: string[]): SourceRecord[] {
@@ -99,7 +168,7 @@ function recordsAt(records: SourceRecord[], positions: unknown): SourceRecord[] 
   return list(positions, undefined, 'records').map((i) => recordAt(records, i));
 }
 
-function decodeFiles(d: Partial<Doc>, records: SourceRecord[], paths: string[], words: string[]): Array<[string, Known]> {
+function decodeFiles(d: Partial<PartDoc>, records: SourceRecord[], paths: string[], words: string[]): Array<[string, Known]> {
   const f = columnsOf<FileColumns>(d.files, FILE_KEYS, 'files');
   const logs = columnsOf<LogColumns>(d.logs, LOG_KEYS, 'logs');
   const others = list(d.others, undefined, 'files') as unknown[][];
@@ -170,18 +239,25 @@ function decodeDirs(c: DirColumns, paths: string[]): Array<[string, DirKey]> {
   return out;
 }
 
-/** The saved listing: one view per id, newest first, each of one id's records, or the snapshot is not believed. */
-function decodeViews(c: ViewColumns, records: SourceRecord[], words: string[]): SessionView[] {
+/** The saved listing: one view per id, newest first, each of one id's records, or it is not believed. */
+function decodeListing(value: unknown, parts: ReadonlyMap<string, Part>): SessionView[] {
+  const c = columnsOf<ViewColumns>(value, VIEW_KEYS, 'views');
+  const d = value as Partial<ListingDoc>;
+  const words = list(d.words, undefined, 'views') as string[];
+  const positions = list(d.records, undefined, 'view records');
+  const inParts = list(d.recordParts, positions.length, 'view records');
+  const tables = list(d.parts, undefined, 'views').map((name) => (typeof name === 'string' ? parts.get(name)?.records : undefined) ?? fail('view part'));
+  const record = (k: number): SourceRecord => recordAt(tables[inParts[k] as number] ?? fail('view part'), positions[k]);
   const out: SessionView[] = new Array(c.sizes.length);
   const ids = new Set<string>();
   let at = 0;
   for (let i = 0; i < out.length; i++) {
     const size = c.sizes[i]!;
-    if (!Number.isInteger(size) || size < 1) fail('view');
-    const owner = recordAt(records, c.records[at]);
+    if (!Number.isInteger(size) || size < 1 || at + size > positions.length) fail('view');
+    const owner = record(at);
     const own = [owner];
     for (let k = 1; k < size; k++) {
-      const r = recordAt(records, c.records[at + k]);
+      const r = record(at + k);
       if (r.id !== owner.id) fail('view records');
       own.push(r);
     }
@@ -198,6 +274,6 @@ function decodeViews(c: ViewColumns, records: SourceRecord[], words: string[]): 
     ids.add(owner.id);
     out[i] = view;
   }
-  if (at !== c.records.length) fail('views');
+  if (at !== positions.length) fail('views');
   return out;
 }

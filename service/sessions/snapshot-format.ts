@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { AGENT_NAMES } from '../ids.js';
 import type { DirKey } from './dir-key.js';
 import type { SessionRoots } from './layout.js';
@@ -6,16 +7,20 @@ import type { Known } from './source-files.js';
 import type { LogFormat, SourceRecord } from './types.js';
 
 /**
- * `session-index.json`, version 4: the session index's state in columns of plain values (one
- * array per field of a table), each path and each repeated short string (agent ids, folders,
- * stores) written once and named by position, and the listing's views as they were made.
- * Version 3 wrote an object per record and file with every path in full (7.5 MB at 10,000
- * sessions) and made the views again at each restart: its decode, with the garbage collection
- * of its young objects, and the views were about 90 ms of a restart's first answer. A value of
- * the wrong shape anywhere discards the whole snapshot.
+ * `session-index.json`, version 5: one line per part, each believed or not on its own. The
+ * first line is the header (`{"version":5}`); then one part per root of the layout (its
+ * name and root, then the files under that root and the folders listed there: its own
+ * tables of paths and short repeated strings, its records, files, logs and folders in
+ * columns, one array per field); the last line is the listing (the merged views as they
+ * were made, naming their records by part and position). A part whose line does not parse,
+ * was saved for another root, or holds a value of the wrong shape is discarded alone: its
+ * root is walked again as on a first start, while every other part is taken back; the
+ * listing is believed only when every part it names was. A new source of sessions is a new
+ * root, hence a new part, without a change to this format. Version 4 was one document whose
+ * listing was discarded with everything whenever a session had records in two sources.
  */
 /** Bumped whenever what is saved, how a file is read into it, or the merge's rule for a view changes (saved views are taken back as made). */
-export const VERSION = 4;
+export const VERSION = 5;
 
 export interface IndexState {
   files: Array<[string, Known]>;
@@ -24,8 +29,8 @@ export interface IndexState {
   views?: readonly SessionView[];
 }
 
-/** What a restart takes back (its views are the service's from then on). */
-export type SavedState = Omit<IndexState, 'views'> & { views?: SessionView[] };
+/** What a restart takes back (its views are the service's from then on), and the parts it could not use. */
+export type SavedState = Omit<IndexState, 'views'> & { views?: SessionView[]; discarded: string[] };
 
 /** A record's log in columns: its kind (-1 none), its path (or SQLite store), its format, its SQLite session. */
 export const LOG_KINDS = ['file', 'legacy', 'sqlite'] as const;
@@ -79,7 +84,11 @@ export interface DirColumns {
   listedAt: number[];
 }
 
-/** The listing: each view's fields (title null: its owner record's), and its records, `sizes[i]` of them in `records`. */
+/**
+ * The listing: each view's fields (title null: its owner record's), and its records, `sizes[i]`
+ * of them in `records` (positions in their part's records) and `recordParts` (positions in
+ * `parts`): these two columns are as long as the sum of `sizes`, not as the others.
+ */
 export interface ViewColumns {
   title: Array<string | null>;
   updatedAtMs: number[];
@@ -87,12 +96,25 @@ export interface ViewColumns {
   directory: number[];
   logAt: number[];
   sizes: number[];
-  records: number[];
 }
 
-export interface Doc {
+export interface ListingDoc extends ViewColumns {
+  listing: true;
+  /** The parts its records are in. */
+  parts: string[];
+  words: string[];
+  records: number[];
+  recordParts: number[];
+}
+
+export interface Header {
   version: number;
-  roots: SessionRoots;
+}
+
+/** One root's files and folders. */
+export interface PartDoc {
+  part: string;
+  root: string;
   paths: string[];
   words: string[];
   records: RecordColumns;
@@ -100,7 +122,6 @@ export interface Doc {
   logs: LogColumns;
   others: OtherRow[];
   dirs: DirColumns;
-  views?: ViewColumns;
 }
 
 /** Positions of strings in a table written once. */
@@ -128,50 +149,96 @@ export const RECORD_KEYS = ['id', 'source', 'agent', 'agentId', 'title', 'update
 export const FILE_KEYS = ['path', 'role', 'ino', 'size', 'mtimeMs'] as const;
 export const LOG_KEYS = ['store', 'agentId', 'id', 'head'] as const;
 export const DIR_KEYS = ['path', 'ino', 'mtimeMs', 'listedAt'] as const;
-export const VIEW_KEYS = ['title', 'updatedAtMs', 'agentId', 'directory', 'logAt', 'sizes', 'records'] as const;
+export const VIEW_KEYS = ['title', 'updatedAtMs', 'agentId', 'directory', 'logAt', 'sizes'] as const;
 
-export function encodeSnapshot(state: IndexState, roots: SessionRoots): Doc {
-  const paths = new Table();
-  const words = new Table();
-  const records = columns<RecordColumns>(RECORD_KEYS);
-  const recordAt = new Map<SourceRecord, number>();
-  const ref = (r: SourceRecord): number => {
-    let i = recordAt.get(r);
+/** The lines of the file: header, parts, listing (when there is one). */
+export function encodeSnapshot(state: IndexState, roots: SessionRoots): string {
+  const names = Object.keys(roots) as Array<keyof SessionRoots>;
+  const parts = new Map(names.map((name) => [name, new PartWriter(name, roots[name])]));
+  const partOf = rootOf(roots);
+  const writerOf = (p: string): PartWriter => parts.get(partOf(p)!)!;
+  for (const [p, known] of state.files) if (partOf(p)) writerOf(p).file(p, known);
+  for (const [p, key] of state.dirs) if (partOf(p)) writerOf(p).dir(p, key);
+  // A record is saved in the part of its file (an orphan log's record is made by the merge: it
+  // is added to its part by the listing).
+  const recordAt = (r: SourceRecord): [PartWriter, number] | undefined => {
+    const file = recordFile(r);
+    const part = partOf(file) && writerOf(file);
+    return part ? [part, part.ref(r)] : undefined;
+  };
+  const listing = state.views && listingDoc(state.views, recordAt);
+  const lines = [JSON.stringify({ version: VERSION } satisfies Header)];
+  for (const part of parts.values()) lines.push(JSON.stringify(part.doc()));
+  if (listing) lines.push(JSON.stringify(listing));
+  return `${lines.join('\n')}\n`;
+}
+
+/** The file a record comes from: its index file, else its log. */
+export function recordFile(r: SourceRecord): string {
+  return r.indexFile ?? (r.log!.kind === 'sqlite' ? r.log!.db : r.log!.path);
+}
+
+/** The root a path lies under (the longest of them, when roots nest), by name; undefined when none. */
+export function rootOf(roots: SessionRoots): (p: string) => keyof SessionRoots | undefined {
+  const list = (Object.entries(roots) as Array<[keyof SessionRoots, string]>).map(([name, root]) => [name, root, root.endsWith(path.sep) ? root : root + path.sep] as const);
+  list.sort((a, b) => b[1].length - a[1].length);
+  return (p) => list.find(([, root, prefix]) => p === root || p.startsWith(prefix))?.[0];
+}
+
+/** One part's tables, filled file by file. */
+class PartWriter {
+  private readonly paths = new Table();
+  private readonly words = new Table();
+  private readonly records = columns<RecordColumns>(RECORD_KEYS);
+  private readonly recordAt = new Map<SourceRecord, number>();
+  private readonly files = columns<FileColumns>(FILE_KEYS);
+  private readonly logs = columns<LogColumns>(LOG_KEYS);
+  private readonly others: OtherRow[] = [];
+  private readonly dirs = columns<DirColumns>(DIR_KEYS);
+
+  constructor(
+    readonly name: string,
+    private readonly root: string,
+  ) {}
+
+  ref(r: SourceRecord): number {
+    let i = this.recordAt.get(r);
     if (i === undefined) {
-      i = addRecord(records, r, paths, words);
-      recordAt.set(r, i);
+      i = addRecord(this.records, r, this.paths, this.words);
+      this.recordAt.set(r, i);
     }
     return i;
-  };
-  const files = columns<FileColumns>(FILE_KEYS);
-  const logs = columns<LogColumns>(LOG_KEYS);
-  const others: OtherRow[] = [];
-  for (const [p, known] of state.files) {
+  }
+
+  file(p: string, known: Known): void {
     const key = known.role === 'sqlite' ? { ino: 0, size: 0, mtimeMs: 0 } : known.key;
-    files.path.push(paths.of(p));
+    const files = this.files;
+    files.path.push(this.paths.of(p));
     files.role.push(ROLES[known.role]);
     files.ino.push(key.ino);
     files.size.push(key.size);
     files.mtimeMs.push(key.mtimeMs);
     if (known.role === 'log') {
       const h = known.head;
-      logs.store.push(words.of(known.store));
-      logs.agentId.push(words.of(known.agentId));
-      logs.id.push(known.id);
-      logs.head.push(h ? [h.prompt ?? null, h.final ? 1 : 0, h.key.ino, h.key.size, h.key.mtimeMs] : null);
-    } else if (known.role === 'index') others.push([known.records.map(ref)]);
-    else if (known.role === 'legacy') others.push([ref(known.record), known.prompt ?? null]);
-    else others.push([known.key, known.records.map(ref), [...known.prompts].map(([id, prompt]) => [id, prompt ?? null])]);
+      this.logs.store.push(this.words.of(known.store));
+      this.logs.agentId.push(this.words.of(known.agentId));
+      this.logs.id.push(known.id);
+      this.logs.head.push(h ? [h.prompt ?? null, h.final ? 1 : 0, h.key.ino, h.key.size, h.key.mtimeMs] : null);
+    } else if (known.role === 'index') this.others.push([known.records.map((r) => this.ref(r))]);
+    else if (known.role === 'legacy') this.others.push([this.ref(known.record), known.prompt ?? null]);
+    else this.others.push([known.key, known.records.map((r) => this.ref(r)), [...known.prompts].map(([id, prompt]) => [id, prompt ?? null])]);
   }
-  const dirs = columns<DirColumns>(DIR_KEYS);
-  for (const [p, key] of state.dirs) {
-    dirs.path.push(paths.of(p));
-    dirs.ino.push(key.ino);
-    dirs.mtimeMs.push(key.mtimeMs);
-    dirs.listedAt.push(key.listedAt);
+
+  dir(p: string, key: DirKey): void {
+    this.dirs.path.push(this.paths.of(p));
+    this.dirs.ino.push(key.ino);
+    this.dirs.mtimeMs.push(key.mtimeMs);
+    this.dirs.listedAt.push(key.listedAt);
   }
-  const views = state.views && viewColumns(state.views, ref, words);
-  return { version: VERSION, roots, paths: paths.list, words: words.list, records, files, logs, others, dirs, ...(views ? { views } : {}) };
+
+  doc(): PartDoc {
+    return { part: this.name, root: this.root, paths: this.paths.list, words: this.words.list, records: this.records, files: this.files, logs: this.logs, others: this.others, dirs: this.dirs };
+  }
 }
 
 function addRecord(c: RecordColumns, r: SourceRecord, paths: Table, words: Table): number {
@@ -190,9 +257,12 @@ function addRecord(c: RecordColumns, r: SourceRecord, paths: Table, words: Table
   return c.id.push(r.id) - 1;
 }
 
-/** The listing's columns; undefined (the listing is merged anew at the next start) if a view's log is none of its records'. */
-function viewColumns(views: readonly SessionView[], ref: (r: SourceRecord) => number, words: Table): ViewColumns | undefined {
-  const c = columns<ViewColumns>(VIEW_KEYS);
+/** The listing's line; undefined (the listing is merged anew at the next start) if a view's log is none of its records', or a record lies under no root. */
+function listingDoc(views: readonly SessionView[], recordAt: (r: SourceRecord) => [PartWriter, number] | undefined): ListingDoc | undefined {
+  const words = new Table();
+  const partAt = new Map<PartWriter, number>();
+  const parts: string[] = [];
+  const c: ListingDoc = { listing: true, parts, words: words.list, ...columns<ViewColumns>(VIEW_KEYS), records: [], recordParts: [] };
   for (const v of views) {
     const logAt = v.log ? v.records.findIndex((r) => r.log === v.log) : NONE;
     if (v.log && logAt === NONE) return undefined;
@@ -202,7 +272,17 @@ function viewColumns(views: readonly SessionView[], ref: (r: SourceRecord) => nu
     c.directory.push(words.of(v.directory));
     c.logAt.push(logAt);
     c.sizes.push(v.records.length);
-    for (const r of v.records) c.records.push(ref(r));
+    for (const r of v.records) {
+      const at = recordAt(r);
+      if (!at) return undefined;
+      let part = partAt.get(at[0]);
+      if (part === undefined) {
+        part = parts.push(at[0].name) - 1;
+        partAt.set(at[0], part);
+      }
+      c.records.push(at[1]);
+      c.recordParts.push(part);
+    }
   }
   return c;
 }

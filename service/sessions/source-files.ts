@@ -12,6 +12,7 @@ import { eachLimited } from './limit.js';
 import type { LogReader, LogVersion } from './logs.js';
 import { cliaRecordSource, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
 import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
+import { parseIndexForListing } from '../transcripts/runtimea-store.js';
 import { firstUserText } from '../transcripts/title.js';
 import type { LogRef, SourceRecord } from './types.js';
 
@@ -179,7 +180,8 @@ export class SourceFiles {
     switch (role.type) {
       case 'index':
       case 'project': {
-        const doc = await readJson(p, key);
+        // OpenClaw's index holds about 15 KB per entry: only what the listing needs is taken.
+        const doc = await readJson(p, key, role.type === 'index' && role.store === 'runtimea' ? parseIndexForListing : JSON.parse);
         const previous = known?.role === 'index' ? known.records : [];
         const records = doc === undefined ? previous : role.type === 'index' ? storeIndexRecords(role.store, role.agentId, p, doc) : projectRecords(role.pid, p, doc);
         this.files.set(p, { role: 'index', key, records });
@@ -331,10 +333,25 @@ export class SourceFiles {
   }
 }
 
-async function readJson(file: string, key: FileKey): Promise<unknown> {
+/**
+ * Index files this large are read one at a time: each is a string of its size while it is read
+ * (OpenClaw's index of 1,500 sessions is 23 MB; four agents read at once held about 100 MB more
+ * at a first start's peak).
+ */
+const BIG_INDEX_BYTES = 4 * 1024 * 1024;
+let bigIndexTurn: Promise<unknown> = Promise.resolve();
+
+async function readJson(file: string, key: FileKey, parse: (text: string) => unknown = JSON.parse): Promise<unknown> {
   if (key.size > MAX_INDEX_BYTES) return undefined;
+  if (key.size < BIG_INDEX_BYTES) return readParsed(file, parse);
+  const turn = bigIndexTurn.then(() => readParsed(file, parse));
+  bigIndexTurn = turn;
+  return turn;
+}
+
+async function readParsed(file: string, parse: (text: string) => unknown): Promise<unknown> {
   try {
-    return JSON.parse(await readFile(file, 'utf8'));
+    return parse(await readFile(file, 'utf8'));
   } catch {
     // Half-written by a writer that is not atomic, or not JSON: keep what was read before.
     return undefined;

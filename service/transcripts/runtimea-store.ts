@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as zlib from 'node:zlib';
 import type BetterSqlite3 from 'better-sqlite3';
+import { prettyIndex } from './pretty-index.js';
 
 /**
  * The one reader of OpenClaw's (runtimea's) SQLite store, for the live adapter
@@ -129,4 +130,17 @@ export function storeTranscript(db: Database, sessionId: string): string | undef
   const rows = db.prepare(`SELECT ${ROW_COLUMNS} FROM transcript_events WHERE session_id = ? ORDER BY seq`).all(sessionId) as TranscriptRow[];
   const lines = rows.map(rowText).filter((t): t is string => t !== null);
   return lines.length ? `${lines.join('\n')}\n` : undefined;
+}
+
+/** What the sessions listing reads of a 2026.7.1 `sessions.json` entry (records.ts). */
+export const INDEX_FIELDS = ['sessionId', 'updatedAt', 'sessionFile', 'title', 'directory'] as const;
+
+/**
+ * A `sessions.json` read for the listing: as the gateway writes it (pretty-printed), only
+ * INDEX_FIELDS of each entry are taken (pretty-index.ts); any other text is parsed whole.
+ * Throws when it is not JSON.
+ */
+export function parseIndexForListing(text: string): unknown {
+  const members = prettyIndex(text, INDEX_FIELDS);
+  return members ? Object.fromEntries(members) : JSON.parse(text);
 }

@@ -100,10 +100,10 @@ describe('bodies that lie about their length, never end, or are mislabelled, on 
       if (conn.received().includes('413')) break;
     }
     await Promise.race([conn.closed, new Promise((r) => setTimeout(r, 5000))]);
-    // The server stops reading at 16 MiB: the client could not send much more. It answers 413 and
-    // closes; a client still sending may see that close as a reset that swallows the answer.
+    // The server stops buffering at 16 MiB and answers 413 at once (this client stops there);
+    // the rest would be read and dropped within the lingering bounds, so the answer is not lost.
     expect(sent).toBeLessThan(40);
-    expect(conn.received() === '' || /^HTTP\/1\.1 413/.test(conn.received())).toBe(true);
+    expect(conn.received()).toMatch(/^HTTP\/1\.1 413/);
     conn.socket.destroy();
   });
 });

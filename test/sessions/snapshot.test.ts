@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CliSessionStore } from '../../service/runtimes/cli-session-store.js';
 import { diskOperations } from '../../service/sessions/disk.js';
 import { startService } from '../helpers/service.js';
-import { cliaTranscript, runtimeaSessionsDir, writeCliSessions, writeRuntimeaFileStore } from './fixtures.js';
+import { recordProjectSession } from '../../service/runtimes/project-sessions.js';
+import { cliaTranscript, RUNTIMEA_FILE_IDS, runtimeaSessionsDir, writeCliSessions, writeRuntimeaFileStore } from './fixtures.js';
 
 /**
  * What the session index read is kept in the state folder (session-index.json) and checked
@@ -21,6 +22,12 @@ beforeEach(async () => {
     { agentId: 'p', sessionId: 'clia-a', title: 'first title', updatedAt: Date.parse('2026-11-23T00:00:00Z'), lines: cliaTranscript('clia-a', [{ prompt: 'Say hello', run: '01-new-text', at: new Date('2026-11-22T00:00:00Z') }]) },
     { agentId: 'p', sessionId: 'clia-b', updatedAt: Date.parse('2026-11-24T00:00:00Z'), lines: cliaTranscript('clia-b', [{ prompt: 'Untitled: named by its first prompt', run: '01-new-text', at: new Date('2026-11-24T00:00:00Z') }]) },
   ]);
+  // As the service records the sessions it runs: each also in its project's index (a session
+  // with records in two parts of the snapshot), one runtimea session as well.
+  const projects = path.join(home, 'space-projects');
+  await recordProjectSession(projects, 'p', { sessionId: 'clia-a', agent_name: 'clia_code', title: 'first title', updatedAt: Date.parse('2026-11-23T00:00:00Z'), directory: '/work/p' });
+  await recordProjectSession(projects, 'p', { sessionId: 'clia-b', agent_name: 'clia_code', title: '', updatedAt: Date.parse('2026-11-24T00:00:00Z'), directory: '/work/p' });
+  await recordProjectSession(projects, 'p', { sessionId: RUNTIMEA_FILE_IDS[0], agent_name: 'runtimea', title: '', updatedAt: Date.parse('2026-11-22T00:00:00Z'), directory: '/work/p' });
 });
 
 afterEach(async () => {
@@ -29,57 +36,94 @@ afterEach(async () => {
 
 const snapshotFile = (): string => path.join(home, '.space-state', 'session-index.json');
 
-// The saved file (service/sessions/snapshot-format.ts) holds its tables as columns.
-type Saved = any;
+// The saved file (service/sessions/snapshot-format.ts): a header line, one line per part (a
+// root of the layout) holding its tables as columns, and the listing's line.
+type Saved = { header: any; parts: Record<string, any>; listing?: any };
 const LOG_ROLE = 1;
 const VIEW_FIELDS = ['title', 'updatedAtMs', 'agentId', 'directory', 'logAt', 'sizes'];
 
+async function readSaved(): Promise<Saved> {
+  const [header, ...lines] = (await readFile(snapshotFile(), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  const saved: Saved = { header, parts: {} };
+  for (const line of lines) {
+    if (line.listing) saved.listing = line;
+    else saved.parts[line.part] = line;
+  }
+  return saved;
+}
+
+/** Writes the file back; a part given as a string is written as that raw line. */
+async function writeSaved(saved: Saved): Promise<void> {
+  const lines = [saved.header, ...Object.values(saved.parts), ...(saved.listing ? [saved.listing] : [])].map((l) => (typeof l === 'string' ? l : JSON.stringify(l)));
+  await writeFile(snapshotFile(), `${lines.join('\n')}\n`);
+}
+
 /** A saved folder's key, by path. */
 function folderRow(saved: Saved, dir: string): { mtimeMs: number; listedAt: number } {
-  const i = saved.dirs.path.findIndex((at: number) => saved.paths[at] === dir);
-  return { mtimeMs: saved.dirs.mtimeMs[i], listedAt: saved.dirs.listedAt[i] };
+  for (const part of Object.values(saved.parts)) {
+    const i = part.dirs.path.findIndex((at: number) => part.paths[at] === dir);
+    if (i >= 0) return { mtimeMs: part.dirs.mtimeMs[i], listedAt: part.dirs.listedAt[i] };
+  }
+  throw new Error(`${dir} not saved`);
 }
 
 /** The id of each saved view's owner, in listing order. */
 function viewIds(saved: Saved): string[] {
+  const l = saved.listing;
   let at = 0;
-  return saved.views.sizes.map((size: number) => saved.records.id[saved.views.records[(at += size) - size]]);
+  return l.sizes.map((size: number) => {
+    const k = (at += size) - size;
+    return saved.parts[l.parts[l.recordParts[k]]].records.id[l.records[k]];
+  });
 }
 
-/** A saved log's key columns (position `file`) and head row (`log`-th log), by path. */
-function savedLog(saved: Saved, suffix: string): { file: number; head: unknown[] } {
-  const file = saved.files.path.findIndex((at: number) => saved.paths[at].endsWith(suffix));
-  const log = saved.files.role.slice(0, file).filter((role: number) => role === LOG_ROLE).length;
-  return { file, head: saved.logs.head[log] };
+/** A saved log's part, key columns (position `file`) and head row, by path. */
+function savedLog(saved: Saved, suffix: string): { part: any; file: number; head: unknown[] } {
+  for (const part of Object.values(saved.parts)) {
+    const file = part.files.path.findIndex((at: number) => part.paths[at].endsWith(suffix));
+    if (file < 0) continue;
+    const log = part.files.role.slice(0, file).filter((role: number) => role === LOG_ROLE).length;
+    return { part, file, head: part.logs.head[log] };
+  }
+  throw new Error(`${suffix} not saved`);
 }
 
 /** Views i and i+1 (of one record each) change places. */
 function swapViews(saved: Saved): void {
-  const v = saved.views;
+  const v = saved.listing;
   const i = v.sizes.findIndex((size: number, k: number) => size === 1 && v.sizes[k + 1] === 1);
   expect(i).toBeGreaterThanOrEqual(0);
   const at = v.sizes.slice(0, i).reduce((a: number, b: number) => a + b, 0);
-  for (const field of VIEW_FIELDS) [v[field][i], v[field][i + 1]] = [v[field][i + 1], v[field][i]];
-  [v.records[at], v.records[at + 1]] = [v.records[at + 1], v.records[at]];
+  for (const field of [...VIEW_FIELDS]) [v[field][i], v[field][i + 1]] = [v[field][i + 1], v[field][i]];
+  for (const field of ['records', 'recordParts']) [v[field][at], v[field][at + 1]] = [v[field][at + 1], v[field][at]];
 }
 
 /** Views 0 and 1 made one view (of two ids). */
 function mergeFirstViews(saved: Saved): void {
-  const v = saved.views;
+  const v = saved.listing;
   for (const field of VIEW_FIELDS) if (field !== 'sizes') v[field].splice(1, 1);
   v.sizes.splice(0, 2, v.sizes[0] + v.sizes[1]);
 }
 
-/** The whole listing with titles and counts, as a client sees it. */
-async function listing(): Promise<unknown> {
+/** The fields of the start's "session index built" line. */
+function builtLine(logs: string[]): { changed?: number; discarded?: string[]; restored: number } {
+  return JSON.parse(logs.join('').split('\n').find((l) => l.includes('"session index built"'))!);
+}
+
+/** The whole listing with titles and counts, as a client sees it, and what the start's index build logged. */
+async function listingAndBuild(): Promise<{ body: unknown; built: ReturnType<typeof builtLine> }> {
   const svc = await startService({ home });
   try {
     const body = (await svc.get('/api/sessions?limit=1000')).json();
     await svc.get('/api/sessions/search?q=a'); // every title read
-    return { ...body, search: (await svc.get('/api/sessions/search?q=untitled')).json() };
+    return { body: { ...body, search: (await svc.get('/api/sessions/search?q=untitled')).json() }, built: builtLine(svc.logs) };
   } finally {
     await svc.close();
   }
+}
+
+async function listing(): Promise<unknown> {
+  return (await listingAndBuild()).body;
 }
 
 describe('the saved session index', () => {
@@ -106,16 +150,21 @@ describe('the saved session index', () => {
     await ageFolders(home);
     const first = await start();
     expect((await stat(snapshotFile())).mode & 0o777).toBe(0o600);
-    const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    expect(saved.version).toBe(4);
-    // The first prompts read (three OpenClaw logs, and clia-b's, which its index leaves
+    const saved = await readSaved();
+    expect(saved.header.version).toBe(5);
+    // One part per root of the layout, each with its own tables.
+    expect(Object.keys(saved.parts).sort()).toEqual(['clia', 'clib', 'projects', 'runtimea']);
+    const parts = Object.values(saved.parts);
+    // The first prompts read (three OpenClaw logs, and clia-b's, which its indexes leave
     // untitled); index files are read again at each start.
-    const heads = saved.logs.head.filter(Boolean).length;
+    const heads = parts.reduce((n, part) => n + part.logs.head.filter(Boolean).length, 0);
     expect(heads).toBe(4);
-    // Every file's state (two indexes, five logs), the folders listed, and the listing itself.
-    expect(saved.files.path).toHaveLength(7);
-    expect(saved.dirs.path.length).toBeGreaterThanOrEqual(4);
+    // Every file's state (three indexes, five logs), the folders listed, and the listing itself.
+    expect(parts.reduce((n, part) => n + part.files.path.length, 0)).toBe(8);
+    expect(parts.reduce((n, part) => n + part.dirs.path.length, 0)).toBeGreaterThanOrEqual(4);
     expect(viewIds(saved)).toEqual((first.body as { sessions: Array<{ session_id: string }> }).sessions.map((x) => x.session_id));
+    // Sessions with records in two parts (a store and the project's index) are in the listing.
+    expect(saved.listing.sizes.filter((n: number) => n === 2)).toHaveLength(3);
 
     const again = await start();
     expect(again.body).toEqual(first.body);
@@ -139,56 +188,73 @@ describe('the saved session index', () => {
     expect(after.sessions.find((s) => s.session_id === 'clia-b')!.message_count).toBe(4);
   });
 
-  it('a damaged, foreign or older snapshot is discarded, and an entry whose key the file no longer has is not believed', async () => {
+  it('a snapshot of another version is discarded whole; a damaged part costs the reading of that part only', async () => {
+    // Folders quiet for an hour: a restart lists none of them unless its part was discarded.
+    await ageFolders(home);
     const first = await listing();
-    for (const damaged of ['{"version":1,"files":[["/x",', 'null', '{"version":0,"files":[]}', '{"version":1,"files":[[5,{}],["a",{"role":"log"}]]}']) {
+    for (const damaged of ['{"version":1,"files":[["/x",', 'null', '{"version":0,"files":[]}', '{"version":4,"roots":{},"paths":[]}']) {
       await writeFile(snapshotFile(), damaged);
       expect(await listing()).toEqual(first);
     }
-    // This version with a wrong entry anywhere, or saved for other roots (another layout): discarded whole.
     await listing();
-    const good = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    const wrecks: Array<(doc: any) => void> = [
-      (doc) => (doc.roots.clia = '/elsewhere'),
-      (doc) => (doc.views.records[0] = doc.records.id.length + 5),
-      (doc) => (doc.files.path[0] = doc.paths.length),
-      (doc) => (doc.paths[0] = 5),
-      (doc) => swapViews(doc), // the listing out of order alone
-      (doc) => mergeFirstViews(doc),
-      (doc) => doc.logs.id.pop(),
-      (doc) => (doc.records.source[0] = 99),
-      (doc) => (doc.files.role[0] = 7),
-      (doc) => (doc.dirs.ino[0] = null),
-      (doc) => delete doc.records,
+    const good = await readSaved();
+    // Each part on its own: a value of the wrong shape, another root, a line that does not
+    // parse. Only that part's root is listed again (changed: 1); the rest is taken back.
+    const wrecks: Array<[string, (doc: Saved) => void]> = [
+      ['clia', (doc) => (doc.parts.clia.root = '/elsewhere')],
+      ['clia', (doc) => (doc.parts.clia.files.path[0] = doc.parts.clia.paths.length)],
+      ['clia', (doc) => (doc.parts.clia.paths[0] = 5)],
+      ['clia', (doc) => doc.parts.clia.logs.id.pop()],
+      ['clia', (doc) => (doc.parts.clia.records.source[0] = 99)],
+      ['projects', (doc) => (doc.parts.projects.files.role[0] = 7)],
+      ['projects', (doc) => (doc.parts.projects.records.title.length = 1)],
+      ['projects', (doc) => (doc.parts.projects = '{"part":"projects","root":')],
+      ['runtimea', (doc) => (doc.parts.runtimea.dirs.ino[0] = null)],
+      ['runtimea', (doc) => delete doc.parts.runtimea.records],
+      ['runtimea', (doc) => delete doc.parts.runtimea],
+      // The listing alone: merged again from the parts' state, no file read.
+      ['listing', (doc) => (doc.listing.records[0] = 1000)],
+      ['listing', (doc) => (doc.listing.recordParts[0] = 9)],
+      ['listing', (doc) => doc.listing.recordParts.pop()],
+      ['listing', (doc) => swapViews(doc)],
+      ['listing', (doc) => mergeFirstViews(doc)],
+      ['listing', (doc) => (doc.listing = '{"listing":true,')],
     ];
-    for (const wreck of wrecks) {
+    for (const [part, wreck] of wrecks) {
       const doc = structuredClone(good);
       // A saved listing is believed as it was saved: these titles would show if it were used.
-      doc.views.title = doc.views.title.map(() => 'not believed');
+      doc.listing.title = doc.listing.title.map(() => 'not believed');
       wreck(doc);
-      await writeFile(snapshotFile(), JSON.stringify(doc));
-      expect(await listing()).toEqual(first);
+      await writeSaved(doc);
+      const { body, built } = await listingAndBuild();
+      expect(body, part).toEqual(first);
+      expect(built.discarded, part).toEqual([part]);
+      expect(built.changed, part).toBe(part === 'listing' ? 0 : 1);
     }
+    // An undamaged snapshot: nothing discarded, nothing read again.
+    await writeSaved(good);
+    const { built } = await listingAndBuild();
+    expect(built.discarded).toBeUndefined();
+    expect(built.changed).toBe(0);
     // An entry claiming another first prompt for clia-b's log, read from another file (inode)
     // or from a longer one: not believed. (A log that only grew keeps its first prompt, as
     // while the service runs: logs are appended to, and replaced by a rename.)
-    await listing();
-    const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    const { file, head } = savedLog(saved, 'clia-b.jsonl') as { file: number; head: [string, number, number, number, number] };
+    const saved = await readSaved();
+    const { part, file, head } = savedLog(saved, 'clia-b.jsonl') as { part: any; file: number; head: [string, number, number, number, number] };
     head[0] = 'stale';
     // The log's key in the files' columns; its head's from position 2 of the head row (ino, size, mtimeMs).
     for (const [field, at, by] of [['ino', 2, 1], ['size', 3, 1000]] as const) {
-      saved.files[field][file] += by;
+      part.files[field][file] += by;
       head[at] += by;
-      await writeFile(snapshotFile(), JSON.stringify(saved));
+      await writeSaved(saved);
       expect(await listing()).toEqual(first);
-      saved.files[field][file] -= by;
+      part.files[field][file] -= by;
       head[at] -= by;
     }
     // The same entry under the file's true key is believed: the check is the key. (Without
     // the saved listing, the listing is merged from the saved files' state.)
-    delete saved.views;
-    await writeFile(snapshotFile(), JSON.stringify(saved));
+    delete saved.listing;
+    await writeSaved(saved);
     const believed = (await listing()) as { sessions: Array<{ session_id: string; title: string }> };
     expect(believed.sessions.find((x) => x.session_id === 'clia-b')!.title).toBe('stale');
   });
@@ -205,8 +271,8 @@ describe('the saved session index', () => {
     await ageFolders(home);
     await listing();
     await listing(); // a restart on an unchanged disk, saving again
-    const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    expect(saved.views.sizes).toHaveLength(8);
+    const saved = await readSaved();
+    expect(saved.listing.sizes).toHaveLength(8);
 
     // While down: a folder removed, a folder added, a log added beside others (an orphan) and
     // one removed, a log grown, a log replaced by a rename, an index rewritten.
@@ -240,7 +306,7 @@ describe('the saved session index', () => {
     // Folders just written: their mtime is too close to their listing to prove the same names.
     await listing();
     const orphanDir = path.join(home, 'clia-space', 'p', 'sessions');
-    const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
+    const saved = await readSaved();
     const dir = folderRow(saved, orphanDir);
     expect(dir.listedAt - dir.mtimeMs).toBeLessThan(2000);
     // A log added, then the folder's mtime put back as it was saved: still found.
@@ -258,7 +324,7 @@ describe('the saved session index', () => {
     } finally {
       await svc.close();
     }
-    const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
+    const saved = await readSaved();
     const dir = folderRow(saved, path.join(home, 'clia-space', 'p', 'sessions'));
     expect(dir.listedAt - dir.mtimeMs).toBeGreaterThan(2000);
   });
