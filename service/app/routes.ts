@@ -4,6 +4,7 @@ import { authRoutes } from '../auth/routes.js';
 import { bootstrapRoutes } from '../bootstrap/routes.js';
 import { channelRoutes } from '../channels/routes.js';
 import { chatRoutes } from '../chat/routes.js';
+import { checkpointRoutes } from '../checkpoints/routes.js';
 import { configRoutes } from '../config-api/routes.js';
 import { connectorRoutes } from '../connectors/routes.js';
 import { diagnosticsRoutes } from '../diagnostics/routes.js';
@@ -40,6 +41,7 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     chatRoutes(ctx),
     eventRoutes(ctx),
     sessionRoutes(ctx),
+    checkpointRoutes(ctx),
     ftsRoutes(ctx),
     ...connectorRoutes(ctx),
     usageRoutes(ctx),

@@ -137,6 +137,8 @@ export interface PreparedTurn {
   readonly sessionId: string | null;
   /** The project folder the turn runs for, when the adapter knows it (GET /api/chat/active). */
   readonly agentId?: string;
+  /** The directory the program works in, when it works in one (its files are checkpointed around the turn). */
+  readonly directory?: string;
   /**
    * Runs the turn. Aborting `signal` interrupts the program (SIGINT or its own interrupt),
    * then its whole process group goes through the supervisor; the events then end with

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { loadManifest } from '../manifests.js';
 import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
@@ -38,7 +39,7 @@ export class CliaRuntime implements Runtime {
 
   async prepare(request: TurnRequest): Promise<PreparedTurn> {
     const plan = await this.plan(request);
-    return { sessionId: plan.sessionId, agentId: plan.agentId, run: (signal, approvals) => runCliaTurn(plan, signal, approvals), steer: (input) => plan.input.steer(input) };
+    return { sessionId: plan.sessionId, agentId: plan.agentId, directory: path.join(this.ctx.config.projectsRoot, plan.agentId), run: (signal, approvals) => runCliaTurn(plan, signal, approvals), steer: (input) => plan.input.steer(input) };
   }
 
   async close(): Promise<void> {

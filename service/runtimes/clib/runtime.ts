@@ -48,6 +48,7 @@ export class ClibRuntime implements Runtime {
     return {
       sessionId: plan.sessionId,
       agentId: plan.agentId,
+      directory: plan.cwd,
       run: (signal, approvals) => this.run(plan, signal, approvals, (t) => (turn = t)),
       steer: (input) => (turn ? turn.steer(input) : Promise.resolve(false)),
     };
