@@ -69,7 +69,7 @@ beforeAll(async () => {
   if (!claude) return;
   fake = await startFakeAnthropic({ apiKey: TOKEN });
   oauth = await startFakeClaudeOAuth({ code: CODE, token: TOKEN });
-  chat = await startChat(claudeLaneEnv(claude, fake.url));
+  chat = await startChat(claudeLaneEnv(claude, fake.url, { SPACE_CHECKPOINT_MAX_FILE_BYTES: '1000000' }));
   await claudeSetupToken(chat, oauth);
   project = path.join(chat.home, 'space-projects', 'net');
   await userRepository(project);
@@ -82,8 +82,8 @@ afterAll(async () => {
 });
 
 /** One turn to its end, allowing what the CLI asks; then its checkpointed entry. */
-async function turn(text: string, sessionId?: string): Promise<{ sessionId: string; turnId: string }> {
-  const res = await chat.prompt({ agent_name: 'clia_code', agent_id: 'net', text, permission_mode: 'ask', ...(sessionId ? { session_id: sessionId } : {}) });
+async function turn(text: string, sessionId?: string, agentId = 'net'): Promise<{ sessionId: string; turnId: string }> {
+  const res = await chat.prompt({ agent_name: 'clia_code', agent_id: agentId, text, permission_mode: 'ask', ...(sessionId ? { session_id: sessionId } : {}) });
   expect(res.status, res.text).toBe(200);
   const { stream_id: streamId, session_id: id } = res.json();
   const sse = await chat.stream(streamId);
@@ -201,5 +201,65 @@ describe.skipIf(!claude)('checkpoints around real claude turns', () => {
     expect((await chat.get('/api/sessions/no-such-session/turns')).status).toBe(404);
     const turn = await chat.get(`/api/sessions/${session}/turns/no-such-turn/diff`);
     expect(turn.status).toBe(404);
+  }, 180_000);
+});
+
+describe.skipIf(!claude)('what a checkpoint leaves out, and reverts that cannot go through', () => {
+  let edge: string;
+  beforeAll(async () => {
+    if (!claude) return;
+    edge = path.join(chat.home, 'space-projects', 'edge');
+    await mkdir(path.join(edge, 'dir'), { recursive: true });
+    await writeFile(path.join(edge, 'a-first.txt'), 'first\n');
+    await writeFile(path.join(edge, 'dir', 'f.txt'), 'in dir\n');
+  });
+
+  it('a long patch is cut at 256 KB, a binary file has no patch, a file over the bound is skipped, a nested repository is not covered', async () => {
+    const made = 'seq 1 60000 > long.txt; printf "\\000\\001\\002" > bin.dat; head -c 1500000 /dev/zero > huge.bin; mkdir inner; git -C inner init -q; echo x > inner/x.txt';
+    const { sessionId, turnId } = await turn(`Please run \`sh -c '${made}'\``, undefined, 'edge');
+    const { files } = await diffOf(sessionId, turnId);
+    expect(files.map((f: any) => f.path)).toEqual(['bin.dat', 'huge.bin', 'long.txt']);
+    const [bin, huge, long] = files;
+    expect(bin).toEqual({ path: 'bin.dat', status: 'added', binary: true, additions: 0, deletions: 0 });
+    expect(huge).toEqual({ path: 'huge.bin', status: 'added', binary: false, additions: 0, deletions: 0, skipped: true });
+    expect(long).toMatchObject({ path: 'long.txt', status: 'added', binary: false, additions: 60000, deletions: 0, truncated: true });
+    expect(Buffer.byteLength(long.patch)).toBeLessThanOrEqual(256 * 1024);
+    expect(long.patch.endsWith('\n')).toBe(true);
+    const entry = (await chat.get(`/api/sessions/${sessionId}/turns`)).json().turns.at(-1);
+    expect(entry).toMatchObject({ not_covered: ['inner'], files: { added: 3, modified: 0, deleted: 0, additions: 60000 } });
+    // The revert removes what was copied and leaves the skipped file and the nested repository alone.
+    const back = await revert(sessionId, turnId);
+    expect(back.json()).toEqual({ ok: true, turn_id: expect.any(String), restored: [], removed: ['bin.dat', 'long.txt'] });
+    expect(existsSync(path.join(edge, 'huge.bin'))).toBe(true);
+    expect(existsSync(path.join(edge, 'inner', 'x.txt'))).toBe(true);
+  }, 180_000);
+
+  it('409 while a turn of the session waits for a decision; the revert goes through once it ended', async () => {
+    const first = await turn("Please run `sh -c 'echo one > queued.txt'`", undefined, 'edge');
+    const res = await chat.prompt({ agent_name: 'clia_code', session_id: first.sessionId, text: "Please run `sh -c 'echo two > queued.txt'`", permission_mode: 'ask' });
+    const sse = await chat.stream(res.json().stream_id);
+    const asked = await sse.waitFor((e) => e.event === 'permission-request', 60_000);
+    const busy = await revert(first.sessionId, first.turnId);
+    expect(busy.status).toBe(409);
+    expect(busy.json()).toEqual({ detail: expect.stringContaining('running or queued') });
+    expect(readFileSync(path.join(edge, 'queued.txt'), 'utf8')).toBe('one\n');
+    answered.add(asked.data.request_id);
+    await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'deny' });
+    await sse.ended;
+    await expect.poll(async () => (await revert(first.sessionId, first.turnId)).status, { timeout: 20_000 }).toBe(200);
+    expect(existsSync(path.join(edge, 'queued.txt'))).toBe(false);
+  }, 180_000);
+
+  it('a revert that fails halfway puts back what it changed and answers 500 naming the file', async () => {
+    const { sessionId, turnId } = await turn("Please run `sh -c 'echo changed > a-first.txt; rm -r dir'`", undefined, 'edge');
+    // Where dir/f.txt must come back, the user made a file: that path cannot be written.
+    await writeFile(path.join(edge, 'dir'), 'a file now\n');
+    const failed = await revert(sessionId, turnId);
+    expect(failed.status).toBe(500);
+    expect(failed.json()).toEqual({ detail: expect.stringContaining('dir/f.txt') });
+    expect(readFileSync(path.join(edge, 'a-first.txt'), 'utf8')).toBe('changed\n');
+    expect(readFileSync(path.join(edge, 'dir'), 'utf8')).toBe('a file now\n');
+    const turns = (await chat.get(`/api/sessions/${sessionId}/turns`)).json().turns;
+    expect(turns.map((t: any) => t.kind)).toEqual(['turn']);
   }, 180_000);
 });
