@@ -91,7 +91,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const runtimeaGateway = new RuntimeaGateway({ ...core, stage: state.stage });
   const runtimeaAttachments = new SentAttachments(config.paths.runtimeaAttachmentsDir);
   const runtimes = createRuntimes({ ...core, runtimeaGateway, runtimeaAttachments });
-  const checkpoints = new Checkpoints({ ...core, events, sessions });
+  const checkpoints = new Checkpoints({ ...core, events, sessions, runtimes });
   const chat = new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions, checkpoints });
   checkpoints.busy = (sessionId) => chat.busy(sessionId);
   return {

@@ -40,7 +40,7 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     filesRoutes(ctx),
     chatRoutes(ctx),
     eventRoutes(ctx),
-    sessionRoutes(ctx),
+    sessionRoutes({ ...ctx, sessionExtras: (id) => ctx.checkpoints.sessionExtras(id) }),
     checkpointRoutes(ctx),
     ftsRoutes(ctx),
     ...connectorRoutes(ctx),

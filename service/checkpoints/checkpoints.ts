@@ -3,8 +3,11 @@ import path from 'node:path';
 import type { Core } from '../core.js';
 import { HttpError } from '../errors.js';
 import type { EventHub } from '../events/hub.js';
+import type { AgentName, Runtime } from '../runtimes/runtime.js';
 import type { SessionIndex } from '../sessions/session-index.js';
 import { messagesPage } from '../sessions/views.js';
+import { forkSession, type ForkBody } from './fork.js';
+import { ForkBook } from './forks.js';
 import { countsOf, diffFiles, rawChanges, type ChangedFile } from './diff.js';
 import { NO_FILES, TurnLedger, type TurnEntry, type TurnStatus } from './ledger.js';
 import { restorePaths, type Restored } from './restore.js';
@@ -19,6 +22,7 @@ import { turnView, type TurnView } from './view.js';
 export interface CheckpointsDeps extends Core {
   readonly events: EventHub;
   readonly sessions: SessionIndex;
+  readonly runtimes: ReadonlyMap<AgentName, Runtime>;
 }
 
 /** What a turn is, as the chat knows it when it starts. */
@@ -41,6 +45,7 @@ const RUN_ID = randomUUID();
 export class Checkpoints {
   readonly store: CheckpointStore;
   readonly ledger: TurnLedger;
+  readonly forks: ForkBook;
   /** Whether a turn of the session is running or queued (the chat engine's answer). */
   busy: (sessionId: string) => boolean = () => false;
 
@@ -49,6 +54,18 @@ export class Checkpoints {
     const c = config.checkpoints;
     this.store = new CheckpointStore(path.join(c.dir, 'stores'), supervisor, { maxFileBytes: c.maxFileBytes, timeoutMs: c.timeoutMs, maxNewFiles: c.maxNewFiles, git: c.git, path: config.childEnv.PATH });
     this.ledger = new TurnLedger(path.join(c.dir, 'turns'));
+    this.forks = new ForkBook(c.dir);
+  }
+
+  /** POST /api/sessions/{id}/fork. */
+  fork(sessionId: string, body: ForkBody): Promise<{ session_id: string }> {
+    return forkSession(this.deps, this, this.forks, sessionId, body);
+  }
+
+  /** `forked_from` on a fork's session entry. */
+  async sessionExtras(sessionId: string): Promise<Record<string, unknown> | undefined> {
+    const from = await this.forks.forkedFrom(sessionId);
+    return from ? { forked_from: from } : undefined;
   }
 
   /** Why a directory is never checkpointed, or undefined. */

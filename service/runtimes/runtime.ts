@@ -159,6 +159,13 @@ export interface PreparedTurn {
   steer?(input: SteerInput): Promise<boolean>;
 }
 
+/** POST /api/sessions/{id}/fork, on the runtime: the conversation up to and including `messageId` (default: all of it). */
+export interface ForkRequest {
+  sessionId: string;
+  /** An id from /api/messages; an unknown one is a 400. */
+  messageId?: string;
+}
+
 export interface Runtime {
   readonly name: AgentName;
   /** Silence after which the stream sends a heartbeat (spec: 15 s runtimea, 20 s others). */
@@ -176,6 +183,12 @@ export interface Runtime {
   prepare(request: TurnRequest): Promise<PreparedTurn>;
   /** What it takes beyond text; absent means text only (attachments are named by path). */
   readonly inputs?: RuntimeInputs;
+  /**
+   * Creates a new session of this runtime whose conversation is the session's up to the
+   * message, with the program's own fork primitive (docs/checkpoints.md). Optional: a
+   * runtime without one answers 400 to a fork.
+   */
+  fork?(request: ForkRequest): Promise<{ sessionId: string }>;
   /** Stops whatever the runtime keeps running (a gateway); called on shutdown. */
   close(): Promise<void>;
 }

@@ -263,3 +263,43 @@ describe.skipIf(!claude)('what a checkpoint leaves out, and reverts that cannot 
     expect(turns.map((t: any) => t.kind)).toEqual(['turn']);
   }, 180_000);
 });
+
+describe.skipIf(!claude)('fork a claude conversation', () => {
+  /** Every text block the model was sent in the newest call. */
+  const lastCallTexts = (): string[] => {
+    const call = fake.requests.filter((r) => r.url.startsWith('/v1/messages?') && Array.isArray(r.body?.messages)).at(-1)!;
+    return call.body.messages.flatMap((m: any) => (typeof m.content === 'string' ? [m.content] : m.content.filter((c: any) => c.type === 'text').map((c: any) => String(c.text))));
+  };
+
+  it('fork at the first assistant message with restore_files: later files reverted, the fork sends the first exchange only, the original keeps all', async () => {
+    const forky = path.join(chat.home, 'space-projects', 'forky');
+    const first = await turn('Please write a.txt containing first file', undefined, 'forky');
+    await turn('Please write b.txt containing second file', first.sessionId, 'forky');
+    const messages = (await chat.get(`/api/messages/${first.sessionId}`)).json().messages;
+    const firstAssistant = messages.find((m: any) => m.role === 'assistant');
+    expect(firstAssistant.text).toBe("I'll write that file.");
+
+    expect((await chat.post(`/api/sessions/${first.sessionId}/fork`, { message_id: 'no-such-message' })).status).toBe(400);
+    const res = await chat.post(`/api/sessions/${first.sessionId}/fork`, { message_id: firstAssistant.id, restore_files: true });
+    expect(res.status, res.text).toBe(200);
+    const forkId = res.json().session_id;
+    expect(existsSync(path.join(forky, 'b.txt'))).toBe(false);
+    expect(readFileSync(path.join(forky, 'a.txt'), 'utf8')).toBe('first file');
+    const original = (await chat.get(`/api/sessions/${first.sessionId}`)).json();
+    const listed = (await chat.get('/api/sessions')).json().sessions.find((s: any) => s.session_id === forkId);
+    expect(listed).toMatchObject({ title: `${original.title} (fork)`, agent_name: 'clia_code', agent_id: 'forky', forked_from: { session_id: first.sessionId, message_id: firstAssistant.id } });
+
+    await turn('Say hello from the fork', forkId, 'forky');
+    const forkSent = lastCallTexts();
+    expect(forkSent.some((t) => t.includes('Please write a.txt containing first file'))).toBe(true);
+    expect(forkSent.some((t) => t.includes('b.txt'))).toBe(false);
+    expect(forkSent.at(-1)).toBe('Say hello from the fork');
+
+    await turn('Say hello from the original', first.sessionId, 'forky');
+    const originalSent = lastCallTexts();
+    expect(originalSent.some((t) => t.includes('Please write a.txt containing first file'))).toBe(true);
+    expect(originalSent.some((t) => t.includes('Please write b.txt containing second file'))).toBe(true);
+    expect(originalSent.some((t) => t.includes('Say hello from the fork'))).toBe(false);
+    expect(originalSent.at(-1)).toBe('Say hello from the original');
+  }, 240_000);
+});
