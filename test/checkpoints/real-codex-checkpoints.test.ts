@@ -1,0 +1,92 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codexConfigToml } from '../fakes/codex-config.js';
+import { startFakeResponses, type FakeResponses } from '../fakes/openai-responses.js';
+import { startChat, type ChatService } from '../helpers/chat.js';
+import { realProgram } from '../helpers/programs.js';
+import { codexLoginWithApiKey } from '../helpers/setups.js';
+
+/**
+ * The safety net on the real codex app-server (loopback-only namespace, the fake Responses
+ * API): a file added by apply_patch (a tool) and one changed by a shell command both show in
+ * their turn's diff (codex's own turn diff sees only apply_patch), and revert newest first.
+ */
+const codex = realProgram('codex');
+const KEY = 'sk-provb-real-checkpoints';
+
+let fake: FakeResponses;
+let chat: ChatService;
+let project: string;
+beforeAll(async () => {
+  if (!codex) return;
+  fake = await startFakeResponses({ apiKey: KEY });
+  chat = await startChat({ SPACE_CLIB_BIN: codex });
+  const codexHome = chat.service.ctx.config.paths.codexHome;
+  await codexLoginWithApiKey(codex, { HOME: chat.home }, 'sk-login-of-the-user');
+  await mkdir(codexHome, { recursive: true });
+  await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
+  await mkdir(path.join(chat.home, '.runtimea'), { recursive: true });
+  await writeFile(path.join(chat.home, '.runtimea', '.env'), `PROVB_API_KEY=${KEY}\n`, { mode: 0o600 });
+  project = path.join(chat.home, 'space-projects', 'cx');
+  await mkdir(project, { recursive: true });
+  await writeFile(path.join(project, 'existing.txt'), 'alpha\nbeta\n');
+}, 60_000);
+afterAll(async () => {
+  await chat?.close();
+  await fake?.close();
+});
+
+/** One turn to its end, allowing what codex asks; then its checkpointed entry. */
+async function turn(text: string, sessionId?: string): Promise<{ sessionId: string; turnId: string }> {
+  const res = await chat.prompt({ agent_name: 'clib', agent_id: 'cx', text, permission_mode: 'ask', ...(sessionId ? { session_id: sessionId } : {}) });
+  expect(res.status, res.text).toBe(200);
+  const { stream_id: streamId, session_id: id } = res.json();
+  const sse = await chat.stream(streamId);
+  const answered = new Set<string>();
+  for (;;) {
+    const asked = await Promise.race([sse.waitFor((e) => e.event === 'permission-request' && !answered.has(e.data.request_id), 60_000).catch(() => undefined), sse.ended.then(() => undefined)]);
+    if (!asked) break;
+    answered.add(asked.data.request_id);
+    await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'allow' });
+  }
+  expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
+  let last: any;
+  await expect
+    .poll(async () => {
+      last = (await chat.get(`/api/sessions/${id}/turns`)).json().turns?.at(-1);
+      return last?.status;
+    }, { timeout: 20_000 })
+    .toBe('done');
+  return { sessionId: id, turnId: last.turn_id };
+}
+
+describe.skipIf(!codex)('checkpoints around real codex turns', () => {
+  it('an apply_patch file and a shell-changed file show in their diffs; reverted newest first, byte for byte', async () => {
+    const first = await turn('[[patch: patched.txt made by apply_patch]] add the file');
+    expect(readFileSync(path.join(project, 'patched.txt'), 'utf8')).toBe('made by apply_patch\n');
+    const patched = (await chat.get(`/api/sessions/${first.sessionId}/turns/${first.turnId}/diff`)).json();
+    expect(patched.files).toEqual([expect.objectContaining({ path: 'patched.txt', status: 'added', additions: 1, deletions: 0, patch: expect.stringContaining('+made by apply_patch') })]);
+
+    const second = await turn("[[shell: sed -i s/beta/BETA/ existing.txt]] change it", first.sessionId);
+    expect(readFileSync(path.join(project, "existing.txt"), "utf8")).toBe("alpha\nBETA\n");
+    const shell = (await chat.get(`/api/sessions/${first.sessionId}/turns/${second.turnId}/diff`)).json();
+    expect(shell.files).toEqual([expect.objectContaining({ path: 'existing.txt', status: 'modified', additions: 1, deletions: 1, patch: expect.stringMatching(/-beta\n\+BETA\n/) })]);
+
+    const undoShell = await chat.post(`/api/sessions/${first.sessionId}/turns/${second.turnId}/revert`, {});
+    expect(undoShell.json()).toMatchObject({ ok: true, restored: ['existing.txt'], removed: [] });
+    expect(readFileSync(path.join(project, 'existing.txt'), 'utf8')).toBe('alpha\nbeta\n');
+    expect(existsSync(path.join(project, 'patched.txt'))).toBe(true);
+    const undoPatch = await chat.post(`/api/sessions/${first.sessionId}/turns/${first.turnId}/revert`, {});
+    expect(undoPatch.json()).toMatchObject({ ok: true, restored: [], removed: ['patched.txt'] });
+    expect(existsSync(path.join(project, 'patched.txt'))).toBe(false);
+    const list = (await chat.get(`/api/sessions/${first.sessionId}/turns`)).json();
+    expect(list.turns.map((t: any) => [t.kind, t.status])).toEqual([
+      ['turn', 'done'],
+      ['turn', 'done'],
+      ['revert', 'done'],
+      ['revert', 'done'],
+    ]);
+  }, 240_000);
+});
