@@ -128,6 +128,8 @@ export interface CheckpointsConfig {
   maxNewFiles: number;
   /** SPACE_GIT_BIN: the git program; `git` on PATH. */
   git: string;
+  /** SPACE_CHECKPOINT_MAX_BYTES: the stores' disk bound; over it the oldest sessions' checkpoints go; 2 GiB. */
+  maxBytes: number;
 }
 
 export interface ChatConfig {
@@ -231,6 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: parsePositiveInt(env.SPACE_CHECKPOINT_TIMEOUT_MS, 'SPACE_CHECKPOINT_TIMEOUT_MS', 15_000),
       maxNewFiles: parsePositiveInt(env.SPACE_CHECKPOINT_MAX_NEW_FILES, 'SPACE_CHECKPOINT_MAX_NEW_FILES', 20_000),
       git: env.SPACE_GIT_BIN || 'git',
+      maxBytes: parsePositiveInt(env.SPACE_CHECKPOINT_MAX_BYTES, 'SPACE_CHECKPOINT_MAX_BYTES', 2 * 1024 * 1024 * 1024),
     }),
     childEnv: Object.freeze(childEnvOf(env, home)),
     connectors: Object.freeze(connectorsConfig(env, home)),

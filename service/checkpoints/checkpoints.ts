@@ -10,6 +10,7 @@ import { forkSession, type ForkBody } from './fork.js';
 import { ForkBook } from './forks.js';
 import { countsOf, diffFiles, rawChanges, type ChangedFile } from './diff.js';
 import { NO_FILES, TurnLedger, type TurnEntry, type TurnStatus } from './ledger.js';
+import { pruneStores } from './prune.js';
 import { restorePaths, type Restored } from './restore.js';
 import { CheckpointStore, type Snapshot } from './store.js';
 import { turnView, type TurnView } from './view.js';
@@ -46,6 +47,7 @@ export class Checkpoints {
   readonly store: CheckpointStore;
   readonly ledger: TurnLedger;
   readonly forks: ForkBook;
+  private pruning: Promise<void> | undefined;
   /** Whether a turn of the session is running or queued (the chat engine's answer). */
   busy: (sessionId: string) => boolean = () => false;
 
@@ -118,6 +120,18 @@ export class Checkpoints {
     } else if (post) ended.note = post.reason;
     await this.save(sessionId, ended);
     this.deps.events.publish('turn-checkpointed', { session_id: sessionId, turn_id: ended.turn_id, files: ended.files });
+    this.prune();
+  }
+
+  /** Keeps the stores under their disk bound, off the turn's path; one pass at a time. */
+  prune(): void {
+    if (this.pruning) return;
+    this.pruning = pruneStores(this.store, this.ledger, this.deps.config.checkpoints.maxBytes, this.deps.log)
+      .then((pruned) => {
+        if (pruned.length > 0) this.deps.log.info({ sessions: pruned.length }, 'checkpoints of the oldest sessions pruned');
+      })
+      .catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'checkpoint pruning failed'))
+      .finally(() => (this.pruning = undefined));
   }
 
   /** GET /api/sessions/{id}/turns. */

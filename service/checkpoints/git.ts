@@ -50,7 +50,8 @@ export class GitError extends Error {
 const PINNED = [
   'core.hooksPath=/dev/null',
   'core.fsmonitor=false',
-  'core.untrackedCache=false',
+  // Our own index: its untracked cache (directory mtimes) spares re-reading unchanged folders.
+  'core.untrackedCache=true',
   'core.autocrlf=false',
   'core.safecrlf=false',
   'core.symlinks=true',
@@ -60,6 +61,8 @@ const PINNED = [
   'core.trustctime=true',
   'core.checkStat=default',
   'core.fsync=objects,reference,index',
+  // One flush for all the objects an `add` writes, not one per object.
+  'core.fsyncMethod=batch',
   'core.bigFileThreshold=512m',
   'gc.auto=0',
   'maintenance.auto=false',

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { JsonFile } from '../stores/json-file.js';
 import type { FileCounts, Side } from './diff.js';
@@ -54,6 +55,18 @@ export class TurnLedger {
 
   read(sessionId: string): Promise<SessionTurns> {
     return this.file(sessionId).read();
+  }
+
+  /** Every session's turns (pruning). */
+  async all(): Promise<SessionTurns[]> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    const docs = await Promise.all(names.filter((n) => /^[0-9a-f]{32}\.json$/.test(n)).map((n) => new JsonFile<SessionTurns | null>(path.join(this.dir, n), () => null).read().catch(() => null)));
+    return docs.filter((d): d is SessionTurns => !!d && typeof d.session_id === 'string' && Array.isArray(d.turns));
+  }
+
+  /** A pruned session: its entries stay, without checkpoints (no longer revertible). */
+  dropCheckpoints(sessionId: string, note: string): Promise<void> {
+    return this.file(sessionId).update((current) => ({ next: { ...current, turns: current.turns.map((t) => (t.pre || t.post ? { ...t, pre: null, post: null, note } : t)) }, result: undefined }));
   }
 
   /** Adds or replaces the entry with this turn_id (one writer at a time). */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readdir, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, realpath, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Supervisor } from '../process/supervisor.js';
 import { which } from '../process/which.js';
@@ -12,8 +12,8 @@ import { GitError, runGit, type GitResult, type GitRun, type GitStore } from './
  * The checkpoint store: one bare git repository of the service's own per project directory
  * (`<root>/<sha256(realpath)[:16]>/store.git`, owner-only), with a persistent index beside
  * it, so each checkpoint hashes only what changed since the last one (git's stat cache). A
- * checkpoint is a tree object, kept alive by a ref named after it; nothing is ever written
- * to the project or to the user's own repository.
+ * checkpoint is a tree object named in the turns ledger; nothing is ever written to the
+ * project or to the user's own repository.
  */
 export interface CheckpointLimits {
   /** Files above this are not copied (listed as skipped). */
@@ -40,7 +40,7 @@ export class CheckpointStore {
   private gitPath: string | null | undefined;
 
   constructor(
-    private readonly root: string,
+    readonly root: string,
     private readonly supervisor: Supervisor,
     readonly limits: CheckpointLimits,
   ) {}
@@ -104,8 +104,9 @@ export class CheckpointStore {
     await writeFile(exclude, await excludeLines(store.workTree, nested, skipped.map((s) => s.path)));
     if (skipped.length > 0) await this.git(store, { args: ['update-index', '-z', '--force-remove', '--stdin'], input: skipped.map((s) => `${s.path}\0`).join(''), deadline });
     await this.git(store, { args: ['add', '-A', '--ignore-errors', '--', '.'], deadline, okCodes: [1] });
+    // No ref per checkpoint: the store is never collected except by pruning, which first names
+    // every tree a ledger still holds (prune.ts).
     const tree = (await this.git(store, { args: ['write-tree'], deadline })).stdout.toString().trim();
-    await this.git(store, { args: ['update-ref', `refs/space/trees/${tree}`, tree], deadline });
     return { ok: true, tree, skipped, notCovered: nested.sort() };
   }
 
@@ -127,16 +128,14 @@ export class CheckpointStore {
 
   private async oversized(workTree: string, files: readonly string[]): Promise<SkippedFile[]> {
     const out: SkippedFile[] = [];
-    for (const file of files) {
-      const info = await lstat(path.join(workTree, file)).catch(() => undefined);
-      if (info?.isFile() && info.size > this.limits.maxFileBytes) out.push({ path: file, size: info.size });
+    for (let at = 0; at < files.length; at += 256) {
+      const batch = files.slice(at, at + 256);
+      const infos = await Promise.all(batch.map((file) => lstat(path.join(workTree, file)).catch(() => undefined)));
+      infos.forEach((info, i) => {
+        if (info?.isFile() && info.size > this.limits.maxFileBytes) out.push({ path: batch[i]!, size: info.size });
+      });
     }
     return out;
-  }
-
-  /** Bytes the stores take on disk (docs and the benchmark). */
-  async diskBytes(): Promise<number> {
-    return duBytes(this.root);
   }
 }
 
@@ -150,12 +149,3 @@ async function exists(file: string): Promise<boolean> {
     () => false,
   );
 }
-
-async function duBytes(dir: string): Promise<number> {
-  let total = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => [])) {
-    if (entry.isFile()) total += (await stat(path.join(entry.parentPath, entry.name)).catch(() => ({ size: 0 }))).size;
-  }
-  return total;
-}
-

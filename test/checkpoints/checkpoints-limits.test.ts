@@ -56,6 +56,34 @@ describe('checkpoints that are off', () => {
   });
 });
 
+describe('pruning', () => {
+  it('over the disk bound the oldest session loses its checkpoints; the newest keeps them, its diff and revert work', async () => {
+    chat = await startChat({ SPACE_CHECKPOINT_MAX_BYTES: '1', SPACE_CHAT_HEARTBEAT_CLI_MS: '300' });
+    const turnWithFile = async (agentId: string, file: string) => {
+      const project = path.join(chat!.home, 'space-projects', agentId);
+      await mkdir(project, { recursive: true });
+      const res = await chat!.prompt({ agent_name: 'clia_code', agent_id: agentId, text: 'slow hello' });
+      const sse = await chat!.stream(res.json().stream_id);
+      await sse.waitFor((e) => e.event === 'text-delta', 30_000);
+      await writeFile(path.join(project, file), `${file}\n`);
+      await sse.ended;
+      return { sessionId: res.json().session_id as string, entry: await lastTurn(chat!.get, res.json().session_id), project };
+    };
+    const old = await turnWithFile('older', 'old.txt');
+    expect(old.entry.revertible).toBe(true);
+    const recent = await turnWithFile('newer', 'new.txt');
+    await expect.poll(async () => (await chat!.get(`/api/sessions/${old.sessionId}/turns`)).json().turns[0].revertible, { timeout: 20_000 }).toBe(false);
+    const pruned = (await chat.get(`/api/sessions/${old.sessionId}/turns`)).json().turns[0];
+    expect(pruned).toMatchObject({ files: { added: 1 }, checkpoint: { state: 'off', note: expect.stringContaining('pruned') } });
+    expect((await chat.post(`/api/sessions/${old.sessionId}/turns/${pruned.turn_id}/revert`, {})).status).toBe(409);
+    const kept = (await chat.get(`/api/sessions/${recent.sessionId}/turns/${recent.entry.turn_id}/diff`)).json();
+    expect(kept.files).toEqual([expect.objectContaining({ path: 'new.txt', status: 'added', patch: expect.stringContaining('+new.txt') })]);
+    const back = await chat.post(`/api/sessions/${recent.sessionId}/turns/${recent.entry.turn_id}/revert`, {});
+    expect(back.json()).toMatchObject({ ok: true, removed: ['new.txt'] });
+    expect(readdirSync(recent.project)).not.toContain('new.txt');
+  }, 90_000);
+});
+
 /** Child processes of `pid` running git, from /proc. */
 function gitChildren(pid: number): number[] {
   return readdirSync('/proc')
