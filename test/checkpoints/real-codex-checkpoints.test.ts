@@ -90,3 +90,33 @@ describe.skipIf(!codex)('checkpoints around real codex turns', () => {
     ]);
   }, 240_000);
 });
+
+describe.skipIf(!codex)('fork a codex conversation', () => {
+  it('fork at the first assistant message (thread/fork through that turn): the fork sends the first exchange only, the original keeps all', async () => {
+    const first = await turn('Say first thing');
+    await turn('Say second thing', first.sessionId);
+    const messages = (await chat.get(`/api/messages/${first.sessionId}`)).json().messages;
+    const firstAssistant = messages.find((m: any) => m.role === 'assistant');
+    expect(firstAssistant.text).toBe('Hello from fake-openai. You said: Say first thing');
+
+    expect((await chat.post(`/api/sessions/${first.sessionId}/fork`, { message_id: 'no-such-message' })).status).toBe(400);
+    const res = await chat.post(`/api/sessions/${first.sessionId}/fork`, { message_id: firstAssistant.id });
+    expect(res.status, res.text).toBe(200);
+    const forkId = res.json().session_id;
+    const original = (await chat.get(`/api/sessions/${first.sessionId}`)).json();
+    const listed = (await chat.get('/api/sessions')).json().sessions.find((s: any) => s.session_id === forkId);
+    expect(listed).toMatchObject({ title: `${original.title} (fork)`, agent_name: 'clib', agent_id: 'cx', forked_from: { session_id: first.sessionId, message_id: firstAssistant.id } });
+    expect((await chat.get(`/api/messages/${forkId}`)).json().messages.map((m: any) => m.text)).toEqual(['Say first thing', 'Hello from fake-openai. You said: Say first thing']);
+
+    await turn('Say in the fork', forkId);
+    const forkSent = fake.requests.at(-1)!.userTexts;
+    expect(forkSent.some((t: string) => t.includes('Say first thing'))).toBe(true);
+    expect(forkSent.some((t: string) => t.includes('Say second thing'))).toBe(false);
+    expect(forkSent.at(-1)).toContain('Say in the fork');
+
+    await turn('Say in the original', first.sessionId);
+    const originalSent = fake.requests.at(-1)!.userTexts;
+    expect(originalSent.some((t: string) => t.includes('Say second thing'))).toBe(true);
+    expect(originalSent.some((t: string) => t.includes('Say in the fork'))).toBe(false);
+  }, 240_000);
+});
