@@ -258,9 +258,14 @@ export class ChatEngine {
     this.permissions.respond(request);
   }
 
-  /** Whether a turn of the session is running or waits in its line (a revert or fork waits for it). */
+  /**
+   * Whether a turn of the session is accepted and has not sent its end yet, or waits in its
+   * line (a revert or fork is refused meanwhile). A turn that has sent `done` is only
+   * finishing: its checkpoint after it is already taken.
+   */
   busy(sessionId: string): boolean {
-    return this.bySession.has(sessionId) || this.followUps.mustWait(sessionId);
+    for (const pending of this.bySession.get(sessionId) ?? []) if (!pending.run?.terminal) return true;
+    return this.followUps.waiting(sessionId) > 0;
   }
 
   /** GET /api/chat/active. */

@@ -5,7 +5,8 @@ import type { TurnStatus } from './ledger.js';
 /**
  * A prepared turn with checkpoints around it: the one before is taken when the turn is
  * about to run (after a follow-up's wait, right before the program starts; bounded by the
- * checkpoint's own limit), the one after once the runtime has finished, whatever the end.
+ * checkpoint's own limit), the one after when the runtime reports its end (`done` or
+ * `error`, before it is passed on), or once the runtime has finished without one.
  */
 export function checkpointed(checkpoints: Checkpoints, prepared: PreparedTurn, info: TurnInfo): PreparedTurn {
   return {
@@ -15,17 +16,23 @@ export function checkpointed(checkpoints: Checkpoints, prepared: PreparedTurn, i
     async *run(signal, approvals): AsyncGenerator<RuntimeEvent> {
       const entry = await checkpoints.begin({ ...info, sessionId: prepared.sessionId, directory: prepared.directory });
       let sessionId = prepared.sessionId;
-      let status: TurnStatus = 'error';
+      let recorded = false;
+      const record = async (status: TurnStatus): Promise<void> => {
+        if (recorded) return;
+        recorded = true;
+        await checkpoints.end(entry, sessionId, status, info.streamId);
+      };
       try {
         for await (const event of prepared.run(signal, approvals)) {
           if (event.type === 'session') sessionId = event.sessionId;
-          if (event.type === 'done') status = event.finishReason === 'aborted' ? 'aborted' : 'done';
-          if (event.type === 'error') status = signal.aborted ? 'aborted' : 'error';
+          // The checkpoint after the turn is taken before its end is told: a client that acts
+          // on `done` (a follow-up, a revert) finds the turn's entry complete.
+          if (event.type === 'done') await record(event.finishReason === 'aborted' ? 'aborted' : 'done');
+          if (event.type === 'error') await record(signal.aborted ? 'aborted' : 'error');
           yield event;
         }
-        if (signal.aborted && status === 'error') status = 'aborted';
       } finally {
-        await checkpoints.end(entry, sessionId, status, info.streamId);
+        await record(signal.aborted ? 'aborted' : 'error');
       }
     },
     ...(prepared.discard ? { discard: () => prepared.discard!() } : {}),
