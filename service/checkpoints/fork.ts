@@ -2,9 +2,8 @@ import { HttpError } from '../errors.js';
 import type { AgentName, Runtime } from '../runtimes/runtime.js';
 import type { SessionIndex } from '../sessions/session-index.js';
 import { messagesPage } from '../sessions/views.js';
-import type { Checkpoints } from './checkpoints.js';
 import type { ForkBook } from './forks.js';
-import type { TurnEntry } from './ledger.js';
+import type { TurnEntry, TurnLedger } from './ledger.js';
 
 /**
  * POST /api/sessions/{id}/fork: a new session of the same runtime and project whose
@@ -21,6 +20,13 @@ export interface ForkBody {
   message_id?: string | undefined;
   restore_files?: boolean | undefined;
   force?: boolean | undefined;
+}
+
+/** What a fork needs of the checkpoints (checkpoints.ts): the ledger, the busy rule, the revert. */
+export interface Checkpoints {
+  readonly ledger: TurnLedger;
+  busy(sessionId: string): boolean;
+  revert(sessionId: string, turnId: string, force: boolean): Promise<{ turn_id: string }>;
 }
 
 const UNKNOWN_MESSAGE = 'message_id is not a message of this session';

@@ -12,7 +12,8 @@ import type { FileCounts, Side } from './diff.js';
  */
 export type TurnStatus = 'done' | 'aborted' | 'error' | 'running';
 
-export interface TurnEntry {
+/** What an entry and its answer (view.ts) share: the issue's fields. */
+export interface TurnFields {
   turn_id: string;
   kind: 'turn' | 'revert';
   stream_id: string | null;
@@ -22,6 +23,13 @@ export interface TurnEntry {
   ended_at: string | null;
   status: TurnStatus;
   files: FileCounts;
+  /** Nested repositories left out of the checkpoints. */
+  not_covered: string[];
+  /** A revert's: the entry it undid. */
+  reverted_turn_id?: string;
+}
+
+export interface TurnEntry extends TurnFields {
   /** The project directory checkpointed. */
   directory: string;
   /** The checkpoint before and after; null when it was not taken (`note` says why). */
@@ -29,10 +37,6 @@ export interface TurnEntry {
   post: Side | null;
   /** Why the turn has no (or no complete) checkpoint. */
   note: string | null;
-  /** Nested repositories left out of the checkpoints. */
-  not_covered: string[];
-  /** A revert's: the entry it undid. */
-  reverted_turn_id?: string;
   /** The service run that wrote a `running` entry: one from an earlier run ended with it. */
   run_id: string;
 }

@@ -1,23 +1,10 @@
-import type { FileCounts } from './diff.js';
-import type { TurnEntry, TurnStatus } from './ledger.js';
+import type { TurnEntry, TurnFields, TurnStatus } from './ledger.js';
 
-/** A turns-list entry as answered: the spec's fields, and what the checkpoints could not cover. */
-export interface TurnView {
-  turn_id: string;
-  kind: 'turn' | 'revert';
-  stream_id: string | null;
-  user_message_id: string | null;
-  prompt: string;
-  started_at: string;
-  ended_at: string | null;
-  status: TurnStatus;
-  files: FileCounts;
+/** A turns-list entry as answered: the issue's fields, whether it can be reverted, and its checkpoint's state. */
+export interface TurnView extends TurnFields {
   revertible: boolean;
-  /** `recorded`, or `off` with the reason (git missing, the home folder, gave up after the bound...). */
+  /** `recorded`, or `off` with the reason (git missing, the home folder, gave up after the bound, pruned...). */
   checkpoint: { state: 'recorded' | 'off'; note: string | null };
-  /** Nested repositories left out of the checkpoints. */
-  not_covered: string[];
-  reverted_turn_id?: string;
 }
 
 /** A `running` entry written by an earlier run of the service ended with that run. */

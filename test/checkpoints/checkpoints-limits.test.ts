@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CLAUDE_DOUBLE, startChat, type ChatService } from '../helpers/chat.js';
 import { startChildService, type ChildService } from '../helpers/child-service.js';
 import { openSse } from '../helpers/sse.js';
+import { completedTurn } from './turns.js';
 
 /**
  * Where checkpoints are off, and a kill -9 in the middle of one (the CLI double: the turns
@@ -23,23 +24,12 @@ afterEach(async () => {
   for (const dir of temps.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-async function lastTurn(get: (target: string) => Promise<{ json(): any }>, sessionId: string): Promise<any> {
-  let last: any;
-  await expect
-    .poll(async () => {
-      last = (await get(`/api/sessions/${sessionId}/turns`)).json().turns?.at(-1);
-      return last?.status;
-    }, { timeout: 20_000 })
-    .toBe('done');
-  return last;
-}
-
 describe('checkpoints that are off', () => {
   it('git missing: the turn runs, its entry says checkpoints are off and why', async () => {
     chat = await startChat({ SPACE_GIT_BIN: '/nonexistent/git' });
     const { sessionId, sse } = await chat.turn({ agent_name: 'clia_code', agent_id: 'nogit', text: 'hello' });
     expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
-    const entry = await lastTurn(chat.get, sessionId!);
+    const entry = await completedTurn(chat.get, sessionId!);
     expect(entry).toMatchObject({ kind: 'turn', revertible: false, checkpoint: { state: 'off', note: expect.stringContaining('git (/nonexistent/git) was not found') } });
     expect((await chat.get(`/api/sessions/${sessionId}/turns/${entry.turn_id}/diff`)).json()).toEqual({ turn_id: entry.turn_id, files: [] });
     const refused = await chat.post(`/api/sessions/${sessionId}/turns/${entry.turn_id}/revert`, {});
@@ -50,7 +40,7 @@ describe('checkpoints that are off', () => {
     // startChat's HOME is a temp folder: the projects root is its parent, the project the HOME folder.
     chat = await startChat({ SPACE_PROJECTS_ROOT: os.tmpdir() });
     const { sessionId } = await chat.turn({ agent_name: 'clia_code', agent_id: path.basename(chat.home), text: 'hello' });
-    const entry = await lastTurn(chat.get, sessionId!);
+    const entry = await completedTurn(chat.get, sessionId!);
     expect(entry.checkpoint).toEqual({ state: 'off', note: expect.stringContaining('the home folder itself') });
     expect(readdirSync(path.join(chat.home, '.space-state', 'checkpoints')).includes('stores')).toBe(false);
   });
@@ -67,7 +57,7 @@ describe('pruning', () => {
       await sse.waitFor((e) => e.event === 'text-delta', 30_000);
       await writeFile(path.join(project, file), `${file}\n`);
       await sse.ended;
-      return { sessionId: res.json().session_id as string, entry: await lastTurn(chat!.get, res.json().session_id), project };
+      return { sessionId: res.json().session_id as string, entry: await completedTurn(chat!.get, res.json().session_id), project };
     };
     const old = await turnWithFile('older', 'old.txt');
     expect(old.entry.revertible).toBe(true);
@@ -121,7 +111,7 @@ describe('kill -9 during a checkpoint', () => {
     // A turn that changes a file while it runs (the double writes nothing itself).
     const first = await turn(child, { text: 'slow hello' }, () => writeFile(path.join(project, 'during.txt'), 'written during the turn\n'));
     await first.sse.ended;
-    const done = await lastTurn((t) => child!.request('GET', t), first.sessionId);
+    const done = await completedTurn((t) => child!.request('GET', t), first.sessionId);
     expect(done.files).toMatchObject({ added: 1 });
 
     // Many new files make the next checkpoint long enough to be killed in the middle of.
@@ -142,7 +132,7 @@ describe('kill -9 during a checkpoint', () => {
     // The store is usable: a new turn is checkpointed, and the interrupted one (if it got an entry) is not left running.
     const next = await turn(child, { session_id: first.sessionId, text: 'slow third' }, () => writeFile(path.join(project, 'third.txt'), '3\n'));
     await next.sse.ended;
-    const third = await lastTurn((t) => child!.request('GET', t), first.sessionId);
+    const third = await completedTurn((t) => child!.request('GET', t), first.sessionId);
     expect(third.checkpoint).toEqual({ state: 'recorded', note: null });
     expect(third.files.added).toBeGreaterThanOrEqual(1);
     const after = (await child.request('GET', `/api/sessions/${first.sessionId}/turns`)).json().turns;

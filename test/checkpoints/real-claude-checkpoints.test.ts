@@ -9,6 +9,7 @@ import { startFakeClaudeOAuth, type FakeClaudeOAuth } from '../fakes/claude-oaut
 import { startChat, type ChatService } from '../helpers/chat.js';
 import { claudeLaneEnv, realProgram } from '../helpers/programs.js';
 import { claudeSetupToken } from '../helpers/setups.js';
+import { allowedTurn } from './turns.js';
 
 /**
  * The safety net on the real Claude Code CLI (loopback-only namespace, the fake Messages
@@ -81,29 +82,8 @@ afterAll(async () => {
   await oauth?.close();
 });
 
-/** One turn to its end, allowing what the CLI asks; then its checkpointed entry. */
-async function turn(text: string, sessionId?: string, agentId = 'net'): Promise<{ sessionId: string; turnId: string }> {
-  const res = await chat.prompt({ agent_name: 'clia_code', agent_id: agentId, text, permission_mode: 'ask', ...(sessionId ? { session_id: sessionId } : {}) });
-  expect(res.status, res.text).toBe(200);
-  const { stream_id: streamId, session_id: id } = res.json();
-  const sse = await chat.stream(streamId);
-  for (;;) {
-    const asked = await Promise.race([sse.waitFor((e) => e.event === 'permission-request' && !answered.has(e.data.request_id), 60_000).catch(() => undefined), sse.ended.then(() => undefined)]);
-    if (!asked) break;
-    answered.add(asked.data.request_id);
-    await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'allow' });
-  }
-  expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
-  let last: any;
-  await expect
-    .poll(async () => {
-      last = (await chat.get(`/api/sessions/${id}/turns`)).json().turns?.at(-1);
-      return last?.status;
-    }, { timeout: 20_000 })
-    .toBe('done');
-  return { sessionId: id, turnId: last.turn_id };
-}
-const answered = new Set<string>();
+/** One turn to its end, allowing what the CLI asks; its session and turns entry. */
+const turn = (text: string, sessionId?: string, agentId = 'net') => allowedTurn(chat, { agent_name: 'clia_code', agent_id: agentId, text, ...(sessionId ? { session_id: sessionId } : {}) });
 
 const diffOf = async (sessionId: string, turnId: string) => {
   const res = await chat.get(`/api/sessions/${sessionId}/turns/${turnId}/diff`);
@@ -243,7 +223,6 @@ describe.skipIf(!claude)('what a checkpoint leaves out, and reverts that cannot 
     expect(busy.status).toBe(409);
     expect(busy.json()).toEqual({ detail: expect.stringContaining('running or queued') });
     expect(readFileSync(path.join(edge, 'queued.txt'), 'utf8')).toBe('one\n');
-    answered.add(asked.data.request_id);
     await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'deny' });
     await sse.ended;
     await expect.poll(async () => (await revert(first.sessionId, first.turnId)).status, { timeout: 20_000 }).toBe(200);

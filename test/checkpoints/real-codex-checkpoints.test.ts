@@ -7,6 +7,7 @@ import { startFakeResponses, type FakeResponses } from '../fakes/openai-response
 import { startChat, type ChatService } from '../helpers/chat.js';
 import { realProgram } from '../helpers/programs.js';
 import { codexLoginWithApiKey } from '../helpers/setups.js';
+import { allowedTurn } from './turns.js';
 
 /**
  * The safety net on the real codex app-server (loopback-only namespace, the fake Responses
@@ -38,29 +39,8 @@ afterAll(async () => {
   await fake?.close();
 });
 
-/** One turn to its end, allowing what codex asks; then its checkpointed entry. */
-async function turn(text: string, sessionId?: string): Promise<{ sessionId: string; turnId: string }> {
-  const res = await chat.prompt({ agent_name: 'clib', agent_id: 'cx', text, permission_mode: 'ask', ...(sessionId ? { session_id: sessionId } : {}) });
-  expect(res.status, res.text).toBe(200);
-  const { stream_id: streamId, session_id: id } = res.json();
-  const sse = await chat.stream(streamId);
-  const answered = new Set<string>();
-  for (;;) {
-    const asked = await Promise.race([sse.waitFor((e) => e.event === 'permission-request' && !answered.has(e.data.request_id), 60_000).catch(() => undefined), sse.ended.then(() => undefined)]);
-    if (!asked) break;
-    answered.add(asked.data.request_id);
-    await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'allow' });
-  }
-  expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
-  let last: any;
-  await expect
-    .poll(async () => {
-      last = (await chat.get(`/api/sessions/${id}/turns`)).json().turns?.at(-1);
-      return last?.status;
-    }, { timeout: 20_000 })
-    .toBe('done');
-  return { sessionId: id, turnId: last.turn_id };
-}
+/** One turn to its end, allowing what codex asks; its session and turns entry. */
+const turn = (text: string, sessionId?: string) => allowedTurn(chat, { agent_name: 'clib', agent_id: 'cx', text, ...(sessionId ? { session_id: sessionId } : {}) });
 
 describe.skipIf(!codex)('checkpoints around real codex turns', () => {
   it('an apply_patch file and a shell-changed file show in their diffs; reverted newest first, byte for byte', async () => {

@@ -4,6 +4,7 @@ import { HttpError } from '../../errors.js';
 import { normalizeClia } from '../../transcripts/clia.js';
 import type { CliSessionStore } from '../cli-session-store.js';
 import type { ForkRequest } from '../runtime.js';
+import { forkEntry } from '../fork-entry.js';
 import { resumed } from '../turn-books.js';
 
 /**
@@ -30,16 +31,7 @@ export async function forkCliaSession(store: CliSessionStore, request: ForkReque
   const sessionId = randomUUID();
   const forkOf: CliaForkOf = { nativeSessionId: entry.nativeSessionId ?? request.sessionId, at: request.messageId === undefined ? null : cut.at };
   await store.append(agentId, sessionId, lines.slice(0, cut.lines));
-  const now = Date.now();
-  await store.upsert(agentId, sessionId, {
-    nativeSessionId: sessionId,
-    title: `${entry.title || 'Session'} (fork)`,
-    directory: entry.directory,
-    directoryHistory: [{ directory: entry.directory, selectedAt: now }],
-    updatedAt: now,
-    forkOf,
-    forkedFrom: { session_id: request.sessionId, message_id: request.messageId ?? null },
-  });
+  await store.upsert(agentId, sessionId, { ...forkEntry(entry, request, sessionId), forkOf });
   return { sessionId };
 }
 

@@ -4,6 +4,7 @@ import { HttpError } from '../../errors.js';
 import { normalizeClib } from '../../transcripts/clib.js';
 import type { CliSessionStore } from '../cli-session-store.js';
 import type { ForkRequest } from '../runtime.js';
+import { forkEntry } from '../fork-entry.js';
 import { resumed } from '../turn-books.js';
 import { AppServerRpc } from './rpc.js';
 import type { TurnDeps } from './turn.js';
@@ -27,16 +28,7 @@ export async function forkClibSession(deps: TurnDeps, store: CliSessionStore, re
   const forkedThread = await forkThread(deps, entry.directory, threadId, cut.turns);
   const sessionId = randomUUID();
   await store.append(agentId, sessionId, lines.slice(0, cut.lines));
-  const now = Date.now();
-  await store.upsert(agentId, sessionId, {
-    nativeSessionId: forkedThread,
-    title: `${entry.title || 'Session'} (fork)`,
-    directory: entry.directory,
-    directoryHistory: [{ directory: entry.directory, selectedAt: now }],
-    updatedAt: now,
-    agent_name: 'clib',
-    forkedFrom: { session_id: request.sessionId, message_id: request.messageId ?? null },
-  });
+  await store.upsert(agentId, sessionId, { ...forkEntry(entry, request, forkedThread), agent_name: 'clib' });
   return { sessionId };
 }
 
