@@ -170,9 +170,13 @@ describe.skipIf(!claude)('checkpoints around real claude turns', () => {
     expect(await readFile(path.join(project, 'notes.txt'), 'utf8')).toBe(edited);
   }, 180_000);
 
-  it("the user's repository is exactly as before: status, stash, HEAD and index", async () => {
+  it("the user's repository is exactly as before after turns, reverts and a fork: status, stash, HEAD and index", async () => {
     // notes.txt is the user's own file now (their edit, brought back); they remove it.
     await rm(path.join(project, 'notes.txt'));
+    // A fork, and a turn of the fork, leave the repository alone too.
+    const fork = await chat.post(`/api/sessions/${session}/fork`, {});
+    expect(fork.status, fork.text).toBe(200);
+    await turn('Say hello from the fork', fork.json().session_id);
     expect(repoState(project)).toEqual(repoBefore);
   }, 180_000);
 
