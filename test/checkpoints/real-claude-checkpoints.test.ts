@@ -263,6 +263,15 @@ describe.skipIf(!claude)('fork a claude conversation', () => {
     expect(firstAssistant.text).toBe("I'll write that file.");
 
     expect((await chat.post(`/api/sessions/${first.sessionId}/fork`, { message_id: 'no-such-message' })).status).toBe(400);
+    // The user changed b.txt since: 409 with that path, no file touched, no fork made.
+    const sessionsBefore = (await chat.get('/api/sessions')).json().total;
+    await writeFile(path.join(forky, 'b.txt'), 'the user edited b\n');
+    const refused = await chat.post(`/api/sessions/${first.sessionId}/fork`, { message_id: firstAssistant.id, restore_files: true });
+    expect(refused.status).toBe(409);
+    expect(refused.json()).toEqual({ detail: expect.any(String), conflicts: ['b.txt'] });
+    expect(readFileSync(path.join(forky, 'b.txt'), 'utf8')).toBe('the user edited b\n');
+    expect((await chat.get('/api/sessions')).json().total).toBe(sessionsBefore);
+    await writeFile(path.join(forky, 'b.txt'), 'second file');
     const res = await chat.post(`/api/sessions/${first.sessionId}/fork`, { message_id: firstAssistant.id, restore_files: true });
     expect(res.status, res.text).toBe(200);
     const forkId = res.json().session_id;
