@@ -13,7 +13,7 @@ import type { StreamEvents } from './frames.js';
 import type { PromptExtras } from './prompt-extras.js';
 import type { PromptRequest } from './request.js';
 import type { RespondRequest } from './respond-request.js';
-import { checkpointed } from '../checkpoints/turn-wrap.js';
+import { turnCheckpoints } from '../checkpoints/turn-wrap.js';
 import { StreamRegistry } from './stream-registry.js';
 import { permissionNeeded, turnEnded, turnStarted } from './turn-events.js';
 import { TurnRun, type TurnFrame } from './turn-run.js';
@@ -100,8 +100,9 @@ export class ChatEngine {
     const attachments = await resolveAttachments(this.ctx, request.attachments, runtime);
     const sessionId = request.sessionId;
     const checkpointInfo = { streamId: null as string | null, prompt: request.text, sessionId: null, directory: undefined };
-    const withCheckpoints = (prepared: PreparedTurn): PreparedTurn => checkpointed(this.ctx.checkpoints, prepared, checkpointInfo);
-    const turnRequest = { text: request.text, sessionId, skill: request.skill, model: request.model, permissionMode, ...(attachments ? { attachments } : {}) };
+    const checkpoints = turnCheckpoints(this.ctx.checkpoints, checkpointInfo);
+    const withCheckpoints = (prepared: PreparedTurn): PreparedTurn => checkpoints.wrap(prepared);
+    const turnRequest = { text: request.text, sessionId, skill: request.skill, model: request.model, permissionMode, beforeStart: checkpoints.beforeStart, ...(attachments ? { attachments } : {}) };
     if (sessionId !== undefined && this.followUps.mustWait(sessionId)) {
       // A waiting follow-up's stream opens with `queued {position}` only for a client that asked for every event.
       const queued = this.followUps.enqueue(sessionId, async () => withCheckpoints(await runtime.prepare(turnRequest)), streamEvents === 'full');

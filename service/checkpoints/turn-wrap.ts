@@ -1,6 +1,6 @@
 import type { PreparedTurn, RuntimeEvent } from '../runtimes/runtime.js';
 import type { Checkpoints, TurnInfo } from './checkpoints.js';
-import type { TurnStatus } from './ledger.js';
+import type { TurnEntry, TurnStatus } from './ledger.js';
 
 /**
  * A prepared turn with checkpoints around it: the one before is taken when the turn is
@@ -8,13 +8,30 @@ import type { TurnStatus } from './ledger.js';
  * checkpoint's own limit), the one after when the runtime reports its end (`done` or
  * `error`, before it is passed on), or once the runtime has finished without one.
  */
-export function checkpointed(checkpoints: Checkpoints, prepared: PreparedTurn, info: TurnInfo): PreparedTurn {
+export interface TurnCheckpoints {
+  /** For a runtime that starts its turn in `prepare` (TurnRequest.beforeStart): the checkpoint before, taken then. */
+  beforeStart(directory: string | undefined): Promise<void>;
+  wrap(prepared: PreparedTurn): PreparedTurn;
+}
+
+export function turnCheckpoints(checkpoints: Checkpoints, info: TurnInfo): TurnCheckpoints {
+  let early: Promise<TurnEntry> | undefined;
+  return {
+    beforeStart: async (directory) => {
+      early = checkpoints.begin({ ...info, directory });
+      await early;
+    },
+    wrap: (prepared) => checkpointed(checkpoints, prepared, info, () => early),
+  };
+}
+
+function checkpointed(checkpoints: Checkpoints, prepared: PreparedTurn, info: TurnInfo, early: () => Promise<TurnEntry> | undefined): PreparedTurn {
   return {
     sessionId: prepared.sessionId,
     ...(prepared.agentId !== undefined ? { agentId: prepared.agentId } : {}),
     ...(prepared.directory !== undefined ? { directory: prepared.directory } : {}),
     async *run(signal, approvals): AsyncGenerator<RuntimeEvent> {
-      const entry = await checkpoints.begin({ ...info, sessionId: prepared.sessionId, directory: prepared.directory });
+      const entry = await (early() ?? checkpoints.begin({ ...info, sessionId: prepared.sessionId, directory: prepared.directory }));
       let sessionId = prepared.sessionId;
       let recorded = false;
       const record = async (status: TurnStatus): Promise<void> => {

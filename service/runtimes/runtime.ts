@@ -101,6 +101,11 @@ export interface TurnRequest {
   attachments?: readonly Attachment[];
   /** Default `auto`; only a mode in the runtime's `permissionModes`. */
   permissionMode?: PermissionMode;
+  /**
+   * A runtime that starts its turn in `prepare` (not in `run`) awaits this with the turn's
+   * directory right before it does: the checkpoint before the turn is taken then.
+   */
+  beforeStart?: (directory: string | undefined) => Promise<void>;
 }
 
 /**
