@@ -45,6 +45,8 @@ export interface Config {
   readonly clibIssuer: string | undefined;
   /** Chat engine limits and timings (defaults are the spec's; tests shorten them). */
   readonly chat: Readonly<ChatConfig>;
+  /** Checkpoints of each turn's directory (docs/checkpoints.md). */
+  readonly checkpoints: Readonly<CheckpointsConfig>;
   /** The event channel (GET /api/events) and the follow-up queue (docs/events.md, docs/chat.md). */
   readonly events: Readonly<EventsConfig>;
   /**
@@ -113,6 +115,21 @@ export interface EventsConfig {
   maxQueuedPerSession: number;
   /** Largest image a prompt may attach (bytes). */
   maxImageBytes: number;
+}
+
+export interface CheckpointsConfig {
+  /** The checkpoint stores and the turns ledger (owner-only). */
+  dir: string;
+  /** SPACE_CHECKPOINT_MAX_FILE_BYTES: files above it are not copied (listed as skipped); 10 MB. */
+  maxFileBytes: number;
+  /** SPACE_CHECKPOINT_TIMEOUT_MS: a checkpoint gives up past it; 15 s. */
+  timeoutMs: number;
+  /** SPACE_CHECKPOINT_MAX_NEW_FILES: a checkpoint gives up when more new files appeared; 20,000. */
+  maxNewFiles: number;
+  /** SPACE_GIT_BIN: the git program; `git` on PATH. */
+  git: string;
+  /** SPACE_CHECKPOINT_MAX_BYTES: the stores' disk bound; over it the oldest sessions' checkpoints go; 2 GiB. */
+  maxBytes: number;
 }
 
 export interface ChatConfig {
@@ -209,6 +226,14 @@ export function loadConfig(env: Env = process.env): Config {
       heartbeatMs: parsePositiveInt(env.SPACE_EVENTS_HEARTBEAT_MS, 'SPACE_EVENTS_HEARTBEAT_MS', 15_000),
       maxQueuedPerSession: parsePositiveInt(env.SPACE_CHAT_MAX_QUEUED, 'SPACE_CHAT_MAX_QUEUED', 5),
       maxImageBytes: parsePositiveInt(env.SPACE_CHAT_MAX_IMAGE_BYTES, 'SPACE_CHAT_MAX_IMAGE_BYTES', 10 * 1024 * 1024),
+    }),
+    checkpoints: Object.freeze({
+      dir: path.join(home, '.space-state', 'checkpoints'),
+      maxFileBytes: parsePositiveInt(env.SPACE_CHECKPOINT_MAX_FILE_BYTES, 'SPACE_CHECKPOINT_MAX_FILE_BYTES', 10 * 1024 * 1024),
+      timeoutMs: parsePositiveInt(env.SPACE_CHECKPOINT_TIMEOUT_MS, 'SPACE_CHECKPOINT_TIMEOUT_MS', 15_000),
+      maxNewFiles: parsePositiveInt(env.SPACE_CHECKPOINT_MAX_NEW_FILES, 'SPACE_CHECKPOINT_MAX_NEW_FILES', 20_000),
+      git: env.SPACE_GIT_BIN || 'git',
+      maxBytes: parsePositiveInt(env.SPACE_CHECKPOINT_MAX_BYTES, 'SPACE_CHECKPOINT_MAX_BYTES', 2 * 1024 * 1024 * 1024),
     }),
     childEnv: Object.freeze(childEnvOf(env, home)),
     connectors: Object.freeze(connectorsConfig(env, home)),

@@ -2,6 +2,7 @@ import { SignIn } from '../auth/sign-in.js';
 import { AuthState } from '../auth/state.js';
 import { UpstreamClient } from '../auth/upstream.js';
 import { ChatEngine } from '../chat/engine.js';
+import { Checkpoints } from '../checkpoints/checkpoints.js';
 import type { Config } from '../config.js';
 import type { Core, Stage } from '../core.js';
 import { EventHub } from '../events/hub.js';
@@ -53,6 +54,8 @@ export interface ServiceContext extends Core {
   readonly events: EventHub;
   /** This run's uploads by file_id (a prompt may attach one). */
   readonly uploads: UploadLedger;
+  /** Checkpoints around each turn, the turns ledger, diffs and reverts. */
+  readonly checkpoints: Checkpoints;
   /** The chat engine: every turn of /api/chat/* and of the legacy chat endpoints. */
   readonly chat: ChatEngine;
   /** Usage analytics and the daily report to the upstream service. */
@@ -88,6 +91,9 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const runtimeaGateway = new RuntimeaGateway({ ...core, stage: state.stage });
   const runtimeaAttachments = new SentAttachments(config.paths.runtimeaAttachmentsDir);
   const runtimes = createRuntimes({ ...core, runtimeaGateway, runtimeaAttachments });
+  const checkpoints = new Checkpoints({ ...core, events, sessions, runtimes });
+  const chat = new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions, checkpoints });
+  checkpoints.busy = (sessionId) => chat.busy(sessionId);
   return {
     ...core,
     streams,
@@ -103,7 +109,8 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     foreground,
     events,
     uploads,
-    chat: new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions }),
+    checkpoints,
+    chat,
     usage: new UsageService({ ...core, sessions, foreground, auth, upstream }),
     startedAt: new Date(),
     port: state.port,

@@ -4,6 +4,7 @@ import { authRoutes } from '../auth/routes.js';
 import { bootstrapRoutes } from '../bootstrap/routes.js';
 import { channelRoutes } from '../channels/routes.js';
 import { chatRoutes } from '../chat/routes.js';
+import { checkpointRoutes } from '../checkpoints/routes.js';
 import { configRoutes } from '../config-api/routes.js';
 import { connectorRoutes } from '../connectors/routes.js';
 import { diagnosticsRoutes } from '../diagnostics/routes.js';
@@ -39,7 +40,8 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     filesRoutes(ctx),
     chatRoutes(ctx),
     eventRoutes(ctx),
-    sessionRoutes(ctx),
+    sessionRoutes({ ...ctx, sessionExtras: (id) => ctx.checkpoints.sessionExtras(id) }),
+    checkpointRoutes(ctx),
     ftsRoutes(ctx),
     ...connectorRoutes(ctx),
     usageRoutes(ctx),

@@ -1,3 +1,4 @@
+import type { Checkpoints } from '../checkpoints/checkpoints.js';
 import type { Core } from '../core.js';
 import type { EventHub } from '../events/hub.js';
 import type { UploadLedger } from '../files/upload-ledger.js';
@@ -13,6 +14,8 @@ export interface ChatDeps extends Core {
   readonly events: EventHub;
   /** This run's uploads, for an attachment given by file_id. */
   readonly uploads: UploadLedger;
+  /** Every turn's directory is checkpointed before and after it. */
+  readonly checkpoints: Checkpoints;
   /**
    * A turn's `done` waits until the session index holds the session the turn wrote; a queued
    * follow-up shows the project (agent_id) the index has for its session.

@@ -13,6 +13,7 @@ import type { StreamEvents } from './frames.js';
 import type { PromptExtras } from './prompt-extras.js';
 import type { PromptRequest } from './request.js';
 import type { RespondRequest } from './respond-request.js';
+import { turnCheckpoints } from '../checkpoints/turn-wrap.js';
 import { StreamRegistry } from './stream-registry.js';
 import { permissionNeeded, turnEnded, turnStarted } from './turn-events.js';
 import { TurnRun, type TurnFrame } from './turn-run.js';
@@ -37,6 +38,8 @@ export interface PendingTurn {
   acceptedAt: Date;
   /** The project the turn runs for (GET /api/chat/active): a follow-up's is its session's. */
   agentId: string | null;
+  /** What the turn's checkpoints record of it (its stream id once registered). */
+  checkpointInfo?: { streamId: string | null };
 }
 
 /** A prompt as the engine takes it: the spec's fields and the opt-in extras. */
@@ -80,7 +83,9 @@ export class ChatEngine {
     const steered = await this.steer(request);
     if (steered) return steered;
     const pending = await this.accept(request);
-    return { stream_id: this.registry.add(pending), session_id: pending.prepared.sessionId };
+    const streamId = this.registry.add(pending);
+    if (pending.checkpointInfo) pending.checkpointInfo.streamId = streamId;
+    return { stream_id: streamId, session_id: pending.prepared.sessionId };
   }
 
   /**
@@ -94,16 +99,19 @@ export class ChatEngine {
     const streamEvents = request.streamEvents ?? 'spec';
     const attachments = await resolveAttachments(this.ctx, request.attachments, runtime);
     const sessionId = request.sessionId;
-    const turnRequest = { text: request.text, sessionId, skill: request.skill, model: request.model, permissionMode, ...(attachments ? { attachments } : {}) };
+    const checkpointInfo = { streamId: null as string | null, prompt: request.text, sessionId: null, directory: undefined };
+    const checkpoints = turnCheckpoints(this.ctx.checkpoints, checkpointInfo);
+    const withCheckpoints = (prepared: PreparedTurn): PreparedTurn => checkpoints.wrap(prepared);
+    const turnRequest = { text: request.text, sessionId, skill: request.skill, model: request.model, permissionMode, beforeStart: checkpoints.beforeStart, ...(attachments ? { attachments } : {}) };
     if (sessionId !== undefined && this.followUps.mustWait(sessionId)) {
       // A waiting follow-up's stream opens with `queued {position}` only for a client that asked for every event.
-      const queued = this.followUps.enqueue(sessionId, () => runtime.prepare(turnRequest), streamEvents === 'full');
-      return { runtime, ...queued, permissionMode, streamEvents, acceptedAt: new Date(), agentId: await this.sessionAgentId(sessionId) };
+      const queued = this.followUps.enqueue(sessionId, async () => withCheckpoints(await runtime.prepare(turnRequest)), streamEvents === 'full');
+      return { runtime, ...queued, permissionMode, streamEvents, acceptedAt: new Date(), agentId: await this.sessionAgentId(sessionId), checkpointInfo };
     }
     const reservation = this.limits.reserve(sessionId);
     try {
       const agentId = sessionId === undefined ? (request.agentId ?? (request.space ? await agentIdFromSpace(this.ctx, request.space) : undefined)) : undefined;
-      const prepared = await runtime.prepare({ ...turnRequest, agentId });
+      const prepared = withCheckpoints(await runtime.prepare({ ...turnRequest, agentId }));
       reservation.bind(prepared.sessionId);
       const pending: PendingTurn = {
         agentId: prepared.agentId ?? agentId ?? (sessionId === undefined ? null : await this.sessionAgentId(sessionId)),
@@ -118,6 +126,7 @@ export class ChatEngine {
         permissionMode,
         streamEvents,
         acceptedAt: new Date(),
+        checkpointInfo,
       };
       // Known by its session from now on: a follow-up queued before its stream opens takes its agent_id.
       this.track(pending);
@@ -248,6 +257,16 @@ export class ChatEngine {
   /** POST /api/chat/respond with a request named. */
   respond(request: RespondRequest): void {
     this.permissions.respond(request);
+  }
+
+  /**
+   * Whether a turn of the session is accepted and has not sent its end yet, or waits in its
+   * line (a revert or fork is refused meanwhile). A turn that has sent `done` is only
+   * finishing: its checkpoint after it is already taken.
+   */
+  busy(sessionId: string): boolean {
+    for (const pending of this.bySession.get(sessionId) ?? []) if (!pending.run?.terminal) return true;
+    return this.followUps.waiting(sessionId) > 0;
   }
 
   /** GET /api/chat/active. */

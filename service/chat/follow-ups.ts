@@ -43,6 +43,11 @@ export class FollowUpQueue {
     return this.limits.isBusy(sessionId) || (this.queues.get(sessionId)?.length ?? 0) > 0;
   }
 
+  /** Prompts waiting in this session's line. */
+  waiting(sessionId: string): number {
+    return this.queues.get(sessionId)?.length ?? 0;
+  }
+
   /** The sessions that would queue a prompt now, with how many more each can take. */
   freePlaces(): Map<string, number> {
     const places = new Map<string, number>();

@@ -10,7 +10,7 @@ import type { SseStream } from '../http/sse.js';
  * run is always below this run's first one and is answered with `reset`, never with a
  * wrong replay.
  */
-export type ServiceEventName = 'session-updated' | 'turn-started' | 'turn-ended' | 'usage-changed' | 'fts-status' | 'permission-needed';
+export type ServiceEventName = 'session-updated' | 'turn-started' | 'turn-ended' | 'usage-changed' | 'fts-status' | 'permission-needed' | 'turn-checkpointed' | 'files-reverted';
 
 export interface ServiceEvent {
   id: number;

@@ -101,6 +101,11 @@ export interface TurnRequest {
   attachments?: readonly Attachment[];
   /** Default `auto`; only a mode in the runtime's `permissionModes`. */
   permissionMode?: PermissionMode;
+  /**
+   * A runtime that starts its turn in `prepare` (not in `run`) awaits this with the turn's
+   * directory right before it does: the checkpoint before the turn is taken then.
+   */
+  beforeStart?: (directory: string | undefined) => Promise<void>;
 }
 
 /**
@@ -137,6 +142,8 @@ export interface PreparedTurn {
   readonly sessionId: string | null;
   /** The project folder the turn runs for, when the adapter knows it (GET /api/chat/active). */
   readonly agentId?: string;
+  /** The directory the program works in, when it works in one (its files are checkpointed around the turn). */
+  readonly directory?: string;
   /**
    * Runs the turn. Aborting `signal` interrupts the program (SIGINT or its own interrupt),
    * then its whole process group goes through the supervisor; the events then end with
@@ -157,6 +164,13 @@ export interface PreparedTurn {
   steer?(input: SteerInput): Promise<boolean>;
 }
 
+/** POST /api/sessions/{id}/fork, on the runtime: the conversation up to and including `messageId` (default: all of it). */
+export interface ForkRequest {
+  sessionId: string;
+  /** An id from /api/messages; an unknown one is a 400. */
+  messageId?: string;
+}
+
 export interface Runtime {
   readonly name: AgentName;
   /** Silence after which the stream sends a heartbeat (spec: 15 s runtimea, 20 s others). */
@@ -174,6 +188,12 @@ export interface Runtime {
   prepare(request: TurnRequest): Promise<PreparedTurn>;
   /** What it takes beyond text; absent means text only (attachments are named by path). */
   readonly inputs?: RuntimeInputs;
+  /**
+   * Creates a new session of this runtime whose conversation is the session's up to the
+   * message, with the program's own fork primitive (docs/checkpoints.md). Optional: a
+   * runtime without one answers 400 to a fork.
+   */
+  fork?(request: ForkRequest): Promise<{ sessionId: string }>;
   /** Stops whatever the runtime keeps running (a gateway); called on shutdown. */
   close(): Promise<void>;
 }

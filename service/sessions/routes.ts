@@ -8,12 +8,12 @@ import type { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
 import type { SessionIndex } from './session-index.js';
 import { patchDirectory } from './patch.js';
 import { parseLimit, parseMessageOffset, parseQuery, parseSessionOffset } from './query.js';
-import { messagesPage, sessionPage, sessionOf } from './views.js';
+import { messagesPage, sessionPage, sessionOf, type SessionExtras } from './views.js';
 
 const PatchBody = z.looseObject({ directory: z.string().min(1) });
 
 /** What the sessions routes read: the index the composition root builds and starts, and what the service attached to runtimea prompts. */
-export type SessionsDeps = { readonly sessions: SessionIndex; readonly runtimeaAttachments: SentAttachments };
+export type SessionsDeps = { readonly sessions: SessionIndex; readonly runtimeaAttachments: SentAttachments; readonly sessionExtras?: SessionExtras };
 
 /** The spec's Sessions section: merged listing, search, one session, messages, PATCH, stubs. */
 export function sessionRoutes(ctx: SessionsDeps): Router {
@@ -24,20 +24,20 @@ export function sessionRoutes(ctx: SessionsDeps): Router {
   router.get('/api/sessions', async (req, res) => {
     const limit = parseLimit(req.query.limit);
     const offset = parseSessionOffset(req.query.offset);
-    res.json(await sessionPage(index, await index.list(), offset, limit));
+    res.json(await sessionPage(index, await index.list(), offset, limit, ctx.sessionExtras));
   });
 
   router.get('/api/sessions/search', async (req, res) => {
     const q = parseQuery(req.query.q);
     const limit = parseLimit(req.query.limit);
     const offset = parseSessionOffset(req.query.offset);
-    res.json(await sessionPage(index, await index.search(q), offset, limit));
+    res.json(await sessionPage(index, await index.search(q), offset, limit, ctx.sessionExtras));
   });
 
   router.get('/api/sessions/:id', async (req, res) => {
     const view = await index.get(req.params.id);
     if (!view) throw new HttpError(404, 'Session not found');
-    res.json(await sessionOf(index, view));
+    res.json(await sessionOf(index, view, ctx.sessionExtras));
   });
 
   router.get('/api/messages/:id', async (req, res) => {

@@ -6,9 +6,13 @@ import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
 import type { Session } from './types.js';
 
-export async function sessionOf(index: SessionIndex, view: SessionView): Promise<Session> {
+/** Fields another feature adds to a session's entry (a fork's `forked_from`); additive, absent by default. */
+export type SessionExtras = (sessionId: string) => Promise<Record<string, unknown> | undefined>;
+
+export async function sessionOf(index: SessionIndex, view: SessionView, extras?: SessionExtras): Promise<Session> {
   await index.ensureTitle(view);
   return {
+    ...(await extras?.(view.id)),
     session_id: view.id,
     title: view.title,
     agent_id: view.agentId,
@@ -20,9 +24,9 @@ export async function sessionOf(index: SessionIndex, view: SessionView): Promise
 }
 
 /** {total, offset, sessions}: a slice of `views`; counts not cached yet are counted now. */
-export async function sessionPage(index: SessionIndex, views: readonly SessionView[], offset: number, limit: number): Promise<{ total: number; offset: number; sessions: Session[] }> {
+export async function sessionPage(index: SessionIndex, views: readonly SessionView[], offset: number, limit: number, extras?: SessionExtras): Promise<{ total: number; offset: number; sessions: Session[] }> {
   const slice = views.slice(offset, offset + limit);
-  return { total: views.length, offset, sessions: await mapLimited(slice, 16, (v) => sessionOf(index, v)) };
+  return { total: views.length, offset, sessions: await mapLimited(slice, 16, (v) => sessionOf(index, v, extras)) };
 }
 
 /**

@@ -66,7 +66,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, raw: string, op
     userText: lastUserText(input),
     userTexts: userTexts(input),
     images: imagesOf(input),
-    hasToolOutput: input.some((i) => i.type === 'function_call_output' || i.type === 'custom_tool_call_output'),
+    // This turn's tool output only: a resumed thread's input holds the earlier turns' too.
+    hasToolOutput: input.slice(lastUserIndex(input) + 1).some((i) => i.type === 'function_call_output' || i.type === 'custom_tool_call_output'),
     inputTokens: Math.ceil(raw.length / 4),
   };
   requests.push(record);
@@ -118,6 +119,11 @@ function userTexts(input: InputItem[]): string[] {
 
 function imagesOf(input: InputItem[]): string[] {
   return input.flatMap((i) => (i.type === 'message' && i.role === 'user' && Array.isArray(i.content) ? i.content.filter((c) => c.type === 'input_image').map((c) => String(c.image_url ?? '').slice(0, 64)) : []));
+}
+
+function lastUserIndex(input: InputItem[]): number {
+  for (let i = input.length - 1; i >= 0; i -= 1) if (input[i]!.type === 'message' && input[i]!.role === 'user') return i;
+  return -1;
 }
 
 function lastToolOutput(input: InputItem[]): string {

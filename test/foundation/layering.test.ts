@@ -90,6 +90,7 @@ describe('layering', () => {
     ['config-api', 'connectors', 'sessions', 'temp-sweep.ts'],
     ['fts', 'usage'],
     ['events'],
+    ['checkpoints'],
     ['chat'],
   ];
   /** The assembly: above every floor, it may import anything (only index.ts imports app/, checked above). */

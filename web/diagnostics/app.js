@@ -422,6 +422,7 @@ async function loadSessions() {
 /** @param {Session} session */
 async function loadMessages(session) {
   selectedSession = session.session_id;
+  void loadTurns(session);
   for (const b of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('#sessions [data-session]'))) b.setAttribute('aria-current', String(b.dataset.session === selectedSession));
   /** @type {HTMLElement} */ (document.getElementById('messages-title')).textContent = `· ${session.title || session.session_id}`;
   fill('messages', el('p', { class: 'empty' }, 'Loading…'));
@@ -660,6 +661,98 @@ async function stopTurn() {
   } catch (err) {
     chatStatus(/** @type {Error} */ (err).message, true);
   }
+}
+
+/* ---------- turns: what each changed, its diff, revert (docs/checkpoints.md) ---------- */
+
+/** @typedef {{ added: number, modified: number, deleted: number, additions: number, deletions: number }} FileCounts */
+/** @typedef {{ turn_id: string, kind: string, prompt: string, status: string, files: FileCounts, revertible: boolean, checkpoint: { state: string, note: string | null } }} TurnEntry */
+/** @typedef {{ path: string, status: string, binary: boolean, additions: number, deletions: number, patch?: string, truncated?: boolean, skipped?: boolean }} ChangedFile */
+
+/** @param {Session} session */
+async function loadTurns(session) {
+  /** @type {HTMLElement} */ (document.getElementById('turns-title')).textContent = `· ${session.title || session.session_id}`;
+  try {
+    /** @type {{ turns: TurnEntry[] }} */
+    const { turns } = await api(`/api/sessions/${encodeURIComponent(session.session_id)}/turns`);
+    if (!turns.length) return fill('turns', el('p', { class: 'empty' }, 'No turn of this session ran in the service yet.'));
+    const rows = [...turns].reverse().map((t) =>
+      el(
+        'li',
+        { class: 'turn', 'data-turn': t.turn_id },
+        el('div', { class: 'turn-head' },
+          el('span', { class: 'kind' }, t.kind === 'revert' ? '↶ revert' : 'turn'),
+          el('span', { class: 'prompt' }, t.prompt || '(no prompt)'),
+          el('span', { class: 'muted counts' }, `${t.status} · +${t.files.added} ~${t.files.modified} −${t.files.deleted} files · +${t.files.additions} −${t.files.deletions} lines`),
+          el('button', { type: 'button', class: 'secondary diff-button', onclick: () => void showDiff(session, t) }, 'Diff'),
+          t.revertible && el('button', { type: 'button', class: 'revert-button', onclick: () => void revertTurn(session, t, false) }, 'Revert'),
+        ),
+        t.checkpoint.state === 'off' && el('p', { class: 'note' }, `No checkpoint: ${t.checkpoint.note || 'unknown reason'}`),
+        el('div', { class: 'turn-detail' }),
+      ),
+    );
+    fill('turns', el('ul', { class: 'turns' }, rows));
+  } catch (err) {
+    failed('turns', err, 'Turns (GET /api/sessions/{id}/turns)');
+  }
+}
+
+/** @param {string} turnId */
+function turnDetail(turnId) {
+  return /** @type {HTMLElement} */ (document.querySelector(`#turns [data-turn="${turnId}"] .turn-detail`));
+}
+
+/**
+ * @param {Session} session
+ * @param {TurnEntry} turn
+ */
+async function showDiff(session, turn) {
+  const detail = turnDetail(turn.turn_id);
+  try {
+    /** @type {{ files: ChangedFile[] }} */
+    const { files } = await api(`/api/sessions/${encodeURIComponent(session.session_id)}/turns/${encodeURIComponent(turn.turn_id)}/diff`);
+    if (!files.length) return detail.replaceChildren(el('p', { class: 'empty' }, 'No file changed.'));
+    detail.replaceChildren(
+      ...files.map((f) =>
+        el('div', { class: 'file', 'data-path': f.path },
+          el('div', { class: 'file-head' }, `${f.status} ${f.path} (+${f.additions} −${f.deletions})${f.binary ? ' · binary' : ''}${f.skipped ? ' · skipped (too large)' : ''}${f.truncated ? ' · patch cut at 256 KB' : ''}`),
+          f.patch !== undefined && el('pre', { class: 'patch' }, f.patch),
+        ),
+      ),
+    );
+  } catch (err) {
+    detail.replaceChildren(el('p', { class: 'error' }, err instanceof Error ? err.message : String(err)));
+  }
+}
+
+/**
+ * Reverts a turn; a conflict (409) is shown with its paths and a button to overwrite them.
+ * @param {Session} session
+ * @param {TurnEntry} turn
+ * @param {boolean} force
+ */
+async function revertTurn(session, turn, force) {
+  const detail = turnDetail(turn.turn_id);
+  const res = await fetch(`/api/sessions/${encodeURIComponent(session.session_id)}/turns/${encodeURIComponent(turn.turn_id)}/revert`, {
+    method: 'POST',
+    headers: { ...authHeaders(), Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ force }),
+    credentials: 'omit',
+    cache: 'no-store',
+  });
+  /** @type {{ detail?: string, conflicts?: string[], restored?: string[], removed?: string[] }} */
+  const data = await res.json().catch(() => ({}));
+  if (res.status === 409 && data.conflicts) {
+    return detail.replaceChildren(
+      el('div', { class: 'conflict' },
+        el('p', { class: 'error' }, data.detail || 'Changed since the turn'),
+        el('ul', {}, data.conflicts.map((p) => el('li', { class: 'conflict-path' }, p))),
+        el('button', { type: 'button', class: 'force-button', onclick: () => void revertTurn(session, turn, true) }, 'Revert anyway (overwrite these files)'),
+      ),
+    );
+  }
+  if (!res.ok) return detail.replaceChildren(el('p', { class: 'error' }, data.detail || `HTTP ${res.status}`));
+  await loadTurns(session);
 }
 
 /* ---------- start ---------- */

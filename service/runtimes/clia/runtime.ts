@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { loadManifest } from '../manifests.js';
 import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
 import { CliSessionStore } from '../cli-session-store.js';
-import type { PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
+import type { ForkRequest, PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
+import { forkCliaSession, type CliaForkOf } from './fork.js';
 import { runCliaTurn, type CliaTurnPlan } from './turn.js';
 import { CliaTurnInput } from './turn-input.js';
 import { DEFAULT_AGENT_ID, resumed, turnTitle } from '../turn-books.js';
@@ -38,7 +40,11 @@ export class CliaRuntime implements Runtime {
 
   async prepare(request: TurnRequest): Promise<PreparedTurn> {
     const plan = await this.plan(request);
-    return { sessionId: plan.sessionId, agentId: plan.agentId, run: (signal, approvals) => runCliaTurn(plan, signal, approvals), steer: (input) => plan.input.steer(input) };
+    return { sessionId: plan.sessionId, agentId: plan.agentId, directory: path.join(this.ctx.config.projectsRoot, plan.agentId), run: (signal, approvals) => runCliaTurn(plan, signal, approvals), steer: (input) => plan.input.steer(input) };
+  }
+
+  fork(request: ForkRequest): Promise<{ sessionId: string }> {
+    return forkCliaSession(this.store, request);
   }
 
   async close(): Promise<void> {
@@ -66,6 +72,7 @@ export class CliaRuntime implements Runtime {
       permissionMode: request.permissionMode ?? 'auto',
       ...(request.attachments ? { attachments: request.attachments } : {}),
       input: new CliaTurnInput(),
+      ...(found?.entry.forkOf ? { forkOf: found.entry.forkOf as CliaForkOf } : {}),
     };
   }
 }

@@ -14,6 +14,7 @@ import { toolTitle } from '../tool-title.js';
 import { answerCanUseTool, isControlLine, userMessage } from './control.js';
 import { outcomeOf } from './outcome.js';
 import { CliaParser } from './parser.js';
+import type { CliaForkOf } from './fork.js';
 import type { CliaTurnInput } from './turn-input.js';
 import { userContent, type UserContent } from './user-content.js';
 
@@ -33,6 +34,8 @@ export interface CliaTurnPlan {
   attachments?: readonly Attachment[];
   /** The turn's stdin for a steer (open while the CLI runs the turn). */
   input: CliaTurnInput;
+  /** A fork's first turn: the CLI forks the original conversation into this session's native id. */
+  forkOf?: CliaForkOf;
 }
 
 type Attempt = 'ended' | 'session-not-found';
@@ -76,7 +79,7 @@ export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal, appr
       yield* attempt(plan, args(), run, resume);
     }
   } finally {
-    await books.close({ nativeSessionId: native });
+    await books.close({ nativeSessionId: native, ...(plan.forkOf ? { forkOf: null } : {}) });
   }
 }
 
@@ -165,7 +168,9 @@ function argsOf(plan: CliaTurnPlan, resume: boolean, native: string): string[] {
   const end = template.indexOf('--');
   const modeArgs = plan.permissionMode === 'auto' ? [] : binding.permission_mode_args?.[plan.permissionMode];
   if (!binding.stream_input_args || !modeArgs) throw new Error(`The clia_code manifest has no arguments for permission_mode ${plan.permissionMode}`);
-  return fillArgs([...(end === -1 ? template : template.slice(0, end)), ...binding.stream_input_args, ...modeArgs], { session_id: native });
+  const fork = resume ? plan.forkOf : undefined;
+  const forkArgs = fork ? ['--fork-session', '--session-id', native, ...(fork.at ? ['--resume-session-at', fork.at] : [])] : [];
+  return [...fillArgs([...(end === -1 ? template : template.slice(0, end)), ...binding.stream_input_args, ...modeArgs], { session_id: fork ? fork.nativeSessionId : native }), ...forkArgs];
 }
 
 /** The index entry (made at the session's first turn) and the per-project index. */

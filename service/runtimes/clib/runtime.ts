@@ -10,9 +10,10 @@ import { CliSessionStore } from '../cli-session-store.js';
 import { DEFAULT_AGENT_ID, resumed, turnTitle } from '../turn-books.js';
 import { EventQueue } from '../event-queue.js';
 import { programEnv } from '../program-env.js';
-import type { Approvals, PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
+import type { Approvals, ForkRequest, PreparedTurn, Runtime, RuntimeEvent, TurnRequest } from '../runtime.js';
 import { ensureCodexHome } from '../../stores/codex-home.js';
 import { ClibTurn, type TurnPlan } from './turn.js';
+import { forkClibSession } from './fork.js';
 
 /**
  * clib: the Codex CLI, driven through `codex app-server` (see turn.ts). The service's session
@@ -48,9 +49,14 @@ export class ClibRuntime implements Runtime {
     return {
       sessionId: plan.sessionId,
       agentId: plan.agentId,
+      directory: plan.cwd,
       run: (signal, approvals) => this.run(plan, signal, approvals, (t) => (turn = t)),
       steer: (input) => (turn ? turn.steer(input) : Promise.resolve(false)),
     };
+  }
+
+  async fork(request: ForkRequest): Promise<{ sessionId: string }> {
+    return forkClibSession(await this.deps(), this.store, request);
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,7 @@ import { resumed, turnTitle } from '../turn-books.js';
 import type { Approvals, PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
 import type { RuntimeaGateway } from './gateway.js';
 import { GatewayOperator } from './operator.js';
+import { agentWorkspace } from './workspace.js';
 import type { SentAttachments } from './sent-attachments.js';
 import { GatewaySessionStore, type SessionRow } from './session-store.js';
 import { ROW_WAIT_MS, RuntimeaTurn, type RuntimeaPlan } from './turn.js';
@@ -60,14 +61,18 @@ export class RuntimeaRuntime implements Runtime {
     if (request.sessionId) {
       const row = resumed(await this.store.bySessionId(request.sessionId));
       const plan = this.plan(request, row.agent, keyHeader(row), row.sessionKey, request.sessionId);
-      return { sessionId: request.sessionId, run: (signal, approvals) => this.bind(new RuntimeaTurn(this.deps(), plan).start(), signal, approvals) };
+      const directory = await this.workspace(row.agent);
+      return { sessionId: request.sessionId, directory, run: (signal, approvals) => this.bind(new RuntimeaTurn(this.deps(), plan).start(), signal, approvals) };
     }
     const { agent, modelOverride } = agentOf(request.model);
+    const directory = await this.workspace(agent);
+    // This turn starts now, not when its stream opens: its checkpoint before is taken first.
+    await request.beforeStart?.(directory);
     const header = `space-${randomUUID()}`;
     const turn = new RuntimeaTurn(this.deps(), this.plan(request, agent, header, `agent:${agent}:${header}`, undefined, modelOverride)).start();
     const sessionId = await turn.sessionIdWithin(ROW_WAIT_MS);
     // The turn is already running upstream: a stream that is never opened cancels it.
-    return { sessionId, run: (signal, approvals) => this.bind(turn, signal, approvals), discard: () => turn.abort() };
+    return { sessionId, directory, run: (signal, approvals) => this.bind(turn, signal, approvals), discard: () => turn.abort() };
   }
 
   async close(): Promise<void> {
@@ -95,6 +100,11 @@ export class RuntimeaRuntime implements Runtime {
       ...(request.attachments ? { attachments: request.attachments } : {}),
       ...(request.permissionMode ? { permissionMode: request.permissionMode } : {}),
     };
+  }
+
+  /** The agent's workspace, its turns' working directory (checkpointed around each turn). */
+  private workspace(agent: string): Promise<string> {
+    return agentWorkspace(this.ctx.config.runtimea.stateDir, this.ctx.config.home, agent);
   }
 
   private deps() {
