@@ -16,11 +16,14 @@ import { ChildRecords } from '../process/child-records.js';
 import { Foreground } from '../process/foreground.js';
 import { Supervisor } from '../process/supervisor.js';
 import { createRuntimes } from '../runtimes/registry.js';
-import type { AgentName, Runtime } from '../runtimes/runtime.js';
+import type { AgentName, Runtime, RuntimeEvent } from '../runtimes/runtime.js';
 import { RuntimeaGateway } from '../runtimes/runtimea/gateway.js';
 import { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
 import { SessionIndex } from '../sessions/session-index.js';
 import { UsageService } from '../usage/usage.js';
+import { compactionWatch } from '../chat/compaction.js';
+import { LimitsStore } from '../limits/store.js';
+import { limitsToEvents } from '../limits/events.js';
 
 /**
  * The composition root: everything the service builds once. createContext builds it (and
@@ -57,6 +60,8 @@ export interface ServiceContext extends Core {
   readonly chat: ChatEngine;
   /** Usage analytics and the daily report to the upstream service. */
   readonly usage: UsageService;
+  /** The programs' plan limits as their turns reported them (docs/limits.md). */
+  readonly limits: LimitsStore;
   readonly startedAt: Date;
   /** The port actually listened on (the configured one, or the OS's pick for port 0). */
   port(): number;
@@ -88,6 +93,8 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const runtimeaGateway = new RuntimeaGateway({ ...core, stage: state.stage });
   const runtimeaAttachments = new SentAttachments(config.paths.runtimeaAttachmentsDir);
   const runtimes = createRuntimes({ ...core, runtimeaGateway, runtimeaAttachments });
+  const limits = new LimitsStore(limitsToEvents((event, data) => events.publish(event, data)));
+  const watches = [{ event: (e: RuntimeEvent, t: { agentName: AgentName }) => limits.observe(t.agentName, e) }, compactionWatch(events)];
   return {
     ...core,
     streams,
@@ -103,8 +110,9 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     foreground,
     events,
     uploads,
-    chat: new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions }),
+    chat: new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions, watches }),
     usage: new UsageService({ ...core, sessions, foreground, auth, upstream }),
+    limits,
     startedAt: new Date(),
     port: state.port,
     stage: state.stage,

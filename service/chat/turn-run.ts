@@ -37,6 +37,8 @@ export interface TurnRunOptions {
   about?: { agentName: string; agentId: string | null };
   /** A request of the turn now waits for the client's decision (the event channel's `permission-needed`). */
   onPermissionRequest?: ((request: PermissionRequestData) => void) | undefined;
+  /** Sees every runtime event as it comes, with the turn's session (limits, context). */
+  onEvent?: ((event: RuntimeEvent, sessionId: string | null) => void) | undefined;
 }
 
 /** How long the terminal frame waits for `beforeTerminal` at most. */
@@ -134,6 +136,7 @@ export class TurnRun {
   private accept(event: RuntimeEvent): void {
     if (this.terminal) return; // nothing follows the terminal event
     if (event.type === 'session') this.sessionId = event.sessionId;
+    this.options.onEvent?.(event, this.sessionId);
     // An abort ends as `aborted`, whatever the program said on its way out.
     const settled: RuntimeEvent = event.type === 'error' && this.aborted ? { type: 'done', finishReason: 'aborted' } : event;
     const full = this.options.streamEvents === 'full';

@@ -7,6 +7,7 @@
 
 /** The spec's agent names: the wire and on-disk vocabulary (one list, in ids.ts). */
 import type { AgentName } from '../ids.js';
+import type { LimitReport } from '../transcripts/limits.js';
 export type { AgentName };
 
 /** Token usage of one model call (or one turn), never a running total. */
@@ -83,6 +84,8 @@ export type RuntimeEvent =
   | { type: 'notice'; message: string }
   /** The chat's own: a follow-up waits behind `position - 1` others and the running turn. */
   | { type: 'queued'; position: number }
+  /** What the program said about the account's plan limits, or how it signs in (docs/limits.md). */
+  | { type: 'limits'; report?: LimitReport; account?: 'api_key' | 'subscription' }
   | { type: 'error'; message: string }
   | { type: 'done'; finishReason: 'stop' | 'aborted' };
 

@@ -88,8 +88,8 @@ describe('layering', () => {
     ['agents', 'bootstrap', 'channels', 'diagnostics', 'files', 'lifecycle', 'onboarding', 'status'],
     ['runtimes'],
     ['config-api', 'connectors', 'sessions', 'temp-sweep.ts'],
-    ['fts', 'usage'],
-    ['events'],
+    ['fts', 'usage', 'limits'],
+    ['events', 'budgets'],
     ['chat'],
   ];
   /** The assembly: above every floor, it may import anything (only index.ts imports app/, checked above). */

@@ -1,4 +1,5 @@
 import type { ThreadEvent, ThreadItem, ThreadUsage } from '../../transcripts/clib-events.js';
+import { codexRateLimits, type LimitReport } from '../../transcripts/limits.js';
 
 /**
  * Maps `codex app-server` notifications of one thread's turn (recorded in
@@ -19,6 +20,8 @@ export type Mapped =
   | { kind: 'event'; event: ThreadEvent }
   /** Written to the transcript only (the driver reports this ending itself). */
   | { kind: 'transcript'; event: ThreadEvent }
+  /** The account's plan windows as codex read them from the provider's headers (sparse). */
+  | { kind: 'limits'; report: LimitReport }
   | { kind: 'end'; status: 'completed' | 'failed' | 'interrupted' };
 
 export interface Notification {
@@ -84,6 +87,10 @@ export class AppServerMapper {
           this.context = { ...(typeof tokens === 'number' ? { tokens } : {}), ...(typeof window === 'number' ? { window } : {}) };
         }
         return [];
+      case 'account/rateLimits/updated': {
+        const report = codexRateLimits(params.rateLimits);
+        return report ? [{ kind: 'limits', report }] : [];
+      }
       case 'turn/completed':
         return params.turn?.id === this.turnId || this.turnId === undefined ? this.ended(params.turn ?? {}) : [];
       default:

@@ -178,6 +178,9 @@ export class ClibTurn {
       case 'thinking':
         this.out.push({ type: 'thinking', text: mapped.text });
         return;
+      case 'limits':
+        this.out.push({ type: 'limits', report: mapped.report });
+        return;
       case 'transcript':
         this.transcript.write(mapped.event);
         return;
