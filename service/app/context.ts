@@ -24,6 +24,8 @@ import { UsageService } from '../usage/usage.js';
 import { compactionWatch } from '../chat/compaction.js';
 import { LimitsStore } from '../limits/store.js';
 import { limitsToEvents } from '../limits/events.js';
+import { Budgets } from '../budgets/budgets.js';
+import path from 'node:path';
 
 /**
  * The composition root: everything the service builds once. createContext builds it (and
@@ -62,6 +64,8 @@ export interface ServiceContext extends Core {
   readonly usage: UsageService;
   /** The programs' plan limits as their turns reported them (docs/limits.md). */
   readonly limits: LimitsStore;
+  /** Spend budgets over the usage figures (docs/limits.md). */
+  readonly budgets: Budgets;
   readonly startedAt: Date;
   /** The port actually listened on (the configured one, or the OS's pick for port 0). */
   port(): number;
@@ -94,7 +98,13 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const runtimeaAttachments = new SentAttachments(config.paths.runtimeaAttachmentsDir);
   const runtimes = createRuntimes({ ...core, runtimeaGateway, runtimeaAttachments });
   const limits = new LimitsStore(limitsToEvents((event, data) => events.publish(event, data)));
-  const watches = [{ event: (e: RuntimeEvent, t: { agentName: AgentName }) => limits.observe(t.agentName, e) }, compactionWatch(events)];
+  const usage = new UsageService({ ...core, sessions, foreground, auth, upstream });
+  const budgets = new Budgets(path.join(path.dirname(config.paths.stateFile), 'budgets.json'), { usage: usage.store, sessions }, (event, data) => events.publish(event, data));
+  const watches = [
+    { event: (e: RuntimeEvent, t: { agentName: AgentName }) => limits.observe(t.agentName, e) },
+    compactionWatch(events),
+    { refuse: (t: { agentName: string; agentId: string | null }) => budgets.refuse(t), ended: () => void budgets.list().catch((err: unknown) => log.warn({ err: String(err) }, 'budgets: not evaluated')) },
+  ];
   return {
     ...core,
     streams,
@@ -111,8 +121,9 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     events,
     uploads,
     chat: new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions, watches }),
-    usage: new UsageService({ ...core, sessions, foreground, auth, upstream }),
+    usage,
     limits,
+    budgets,
     startedAt: new Date(),
     port: state.port,
     stage: state.stage,
