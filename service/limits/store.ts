@@ -48,7 +48,7 @@ function unknownReason(runtime: AgentName, known: Known): string {
     if (known.account === 'api_key') return "Codex reports plan windows only for ChatGPT sign-ins; OpenAI's API sends none for API keys.";
     return 'No Codex turn has reported plan windows since the service started.';
   }
-  return 'OpenClaw reports plan windows through its gateway (usage.status) only for providers signed in with a plan; none was reported.';
+  return "OpenClaw reports plan windows through its gateway's usage.status, which this service does not read yet: nothing is known.";
 }
 
 /**
