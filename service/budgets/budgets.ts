@@ -44,6 +44,10 @@ const HOUR_MS = 3_600_000;
  */
 export class Budgets {
   private readonly file: JsonFile<BudgetsDoc>;
+  /** The file as last read or written: this service is its one writer. */
+  private doc: BudgetsDoc | undefined;
+  /** The spend of the last evaluation and from which UTC time it holds; dropped when a log changes. */
+  private spend: { sinceMs: number; spend: Spend } | undefined;
   /** One evaluation at a time: thresholds are written once. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -54,6 +58,9 @@ export class Budgets {
     private readonly now: () => number = Date.now,
   ) {
     this.file = new JsonFile<BudgetsDoc>(file, () => ({ budgets: {}, crossed: {} }), { mode: 0o600 });
+    // The index reports every changed log (the service's turns before their `done`, and
+    // programs run outside it through the watchers): until one changes, the spend stands.
+    deps.sessions.onLogChange(() => (this.spend = undefined));
   }
 
   /** Every budget with its spend; announces thresholds newly crossed. */
@@ -65,7 +72,8 @@ export class Budgets {
     await this.serial(() =>
       this.file.update((doc) => {
         const budgets = { ...doc.budgets, [id]: { id, ...spec, updated_at: new Date(this.now()).toISOString() } };
-        return { next: { budgets, crossed: doc.crossed ?? {} }, result: undefined };
+        this.doc = { budgets, crossed: doc.crossed ?? {} };
+        return { next: this.doc, result: undefined };
       }),
     );
     return (await this.list()).find((b) => b.id === id)!;
@@ -78,14 +86,15 @@ export class Budgets {
         if (!doc.budgets[id]) return { next: doc, result: false };
         const { [id]: _gone, ...budgets } = doc.budgets;
         const { [id]: _crossed, ...crossed } = doc.crossed ?? {};
-        return { next: { budgets, crossed }, result: true };
+        this.doc = { budgets, crossed };
+        return { next: this.doc, result: true };
       }),
     );
   }
 
   /** 402 for a new turn in the scope of a `hold_new_turns` budget past its limit. */
   async refuse(turn: { agentName: string; agentId: string | null }): Promise<HttpError | undefined> {
-    const doc = await this.file.read();
+    const doc = await this.read();
     const holding = Object.values(doc.budgets).filter((b) => b.action === 'hold_new_turns' && inScope(b.scope, turn));
     if (holding.length === 0) return undefined;
     for (const b of await this.list()) {
@@ -96,12 +105,14 @@ export class Budgets {
   }
 
   private async evaluate(): Promise<BudgetView[]> {
-    const doc = await this.file.read();
+    const doc = await this.read();
     const budgets = Object.values(doc.budgets).sort((a, b) => a.id.localeCompare(b.id));
     if (budgets.length === 0) return [];
     const now = this.now();
     const periods = new Map(budgets.map((b) => [b.id, periodOf(b.period, now)]));
-    const spend = await Spend.read(this.deps.usage, this.deps.sessions, Math.min(...[...periods.values()].map((p) => p.startMs)));
+    const sinceMs = Math.min(...[...periods.values()].map((p) => p.startMs));
+    if (!this.spend || this.spend.sinceMs > sinceMs) this.spend = { sinceMs, spend: await Spend.read(this.deps.usage, this.deps.sessions, sinceMs) };
+    const spend = this.spend.spend;
     const views = budgets.map((b) => viewOf(b, periods.get(b.id)!, spend.spent(b.scope, periods.get(b.id)!), now));
     const crossings = views.flatMap((v) => newCrossings(v, periods.get(v.id)!, doc.crossed?.[v.id]));
     if (crossings.length > 0) await this.record(crossings);
@@ -116,11 +127,16 @@ export class Budgets {
         const known = crossed[view.id]?.period === period.key ? crossed[view.id]!.fractions : [];
         crossed[view.id] = { period: period.key, fractions: [...new Set([...known, fraction])].sort((a, b) => a - b) };
       }
-      return { next: { ...doc, crossed }, result: undefined };
+      this.doc = { ...doc, crossed };
+      return { next: this.doc, result: undefined };
     });
     for (const { view, fraction } of crossings) {
       this.publish('budget-threshold', { budget_id: view.id, fraction, spent_usd: view.spent_usd, limit_usd: view.limit_usd, period: view.period, resets_at: view.resets_at });
     }
+  }
+
+  private async read(): Promise<BudgetsDoc> {
+    return (this.doc ??= await this.file.read());
   }
 
   private serial<T>(task: () => Promise<T>): Promise<T> {

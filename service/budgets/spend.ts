@@ -20,10 +20,21 @@ interface Group {
 export class Spend {
   private constructor(private readonly groups: readonly Group[]) {}
 
+  /** The last grouping, reused while the usage store answers with the same object (nothing changed). */
+  private static last: { answer: object; views: readonly SessionView[]; sinceDay: number; spend: Spend } | undefined;
+
   static async read(usage: UsageStore, index: SessionIndex, sinceMs: number): Promise<Spend> {
     const sinceDay = dayOfMs(sinceMs);
-    const [{ sessions }, views] = await Promise.all([usage.sessions(sinceDay), index.list()]);
-    const agentIds = agentIdsOf(views);
+    const answer = await usage.sessions(sinceDay);
+    const views = await index.list();
+    const last = Spend.last;
+    if (last && last.answer === answer && last.views === views && last.sinceDay === sinceDay) return last.spend;
+    const spend = Spend.group(answer.sessions, agentIdsOf(views), sinceDay);
+    Spend.last = { answer, views, sinceDay, spend };
+    return spend;
+  }
+
+  private static group(sessions: Awaited<ReturnType<UsageStore['sessions']>>['sessions'], agentIds: Map<string, string>, sinceDay: number): Spend {
     const groups = new Map<string, Group>();
     for (const s of sessions) {
       const agentId = agentIds.get(s.sessionId) ?? '';
