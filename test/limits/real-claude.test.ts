@@ -20,7 +20,9 @@ const TOKEN = 'sk-ant-oat01-LimitsLaneToken_0123456789abcdefghijklmnopqrstuvwxyz
 const CODE = 'ac_limits_lane_code_0123456789';
 
 /** Request n's input side: distinct per request, so a sum can never pass for the last one. */
-const inputUsage = (n: number): InputUsage => ({ input_tokens: 100 + n, cache_creation_input_tokens: 1_000 * (n + 1), cache_read_input_tokens: 20_000 * (n + 1) });
+let compacted = false;
+const inputUsage = (n: number): InputUsage =>
+  compacted ? { input_tokens: 50, cache_creation_input_tokens: 0, cache_read_input_tokens: 3_000 } : { input_tokens: 100 + n, cache_creation_input_tokens: 1_000 * (n + 1), cache_read_input_tokens: 20_000 * (n + 1) };
 const fiveHourReset = Math.floor(Date.now() / 1000) + 2 * 3600;
 let rateHeaders: Record<string, string> = {};
 let rejectHeaders: Record<string, string> | undefined;
@@ -68,6 +70,20 @@ describe.skipIf(!claude)('the real claude CLI: context, limits, budgets', () => 
     const usage = sse.named().find((e) => e.event === 'usage')!.data;
     expect(usage.context).toMatchObject({ used_tokens: last, window_tokens: 1_000_000, basis: 'last_request' });
     expect(usage.input + usage.cache_read + usage.cache_write).toBe(total);
+  });
+
+  it('a compaction: the context falls, and /api/events carries context-compacted', async () => {
+    const before = (await chat.get(`/api/sessions/${sessionId}`)).json().context.used_tokens;
+    compacted = true;
+    try {
+      const { sse } = await chat.turn({ text: 'Say hello after a compaction', session_id: sessionId, stream_events: 'full' });
+      expect(sse.named().find((e) => e.event === 'usage')!.data.context.used_tokens).toBe(3_050);
+    } finally {
+      compacted = false;
+    }
+    expect((await chat.get(`/api/sessions/${sessionId}`)).json().context.used_tokens).toBe(3_050);
+    const event = await events.waitFor((e) => e.event === 'context-compacted', 10_000);
+    expect(event.data).toEqual({ session_id: sessionId, before_tokens: before, used_tokens: 3_050 });
   });
 
   it('setup-token login, the vendor reports the 5-hour window at 85 %: /api/limits shows it with its reset, limits-warning on /api/events', async () => {
