@@ -66,10 +66,11 @@ export function frameOf(event: RuntimeEvent, sessionId: string | null, events: S
  * them). `context` (beyond `context_tokens` / `context_window`) is the object
  * `GET /api/sessions/{id}` answers: it replaces, where the totals add (docs/limits.md).
  */
-export function usageFrame(usages: readonly TurnUsage[], asOf = new Date().toISOString()): EventFrame {
+export function usageFrame(usages: readonly TurnUsage[], asOf = new Date().toISOString(), live?: Extract<RuntimeEvent, { type: 'context' }>): EventFrame {
   const sum = (key: 'input' | 'output' | 'cacheRead' | 'cacheWrite'): number => usages.reduce((n, u) => n + (u[key] ?? 0), 0);
   const costs = usages.filter((u) => typeof u.costUsd === 'number');
-  const context = [...usages].reverse().find((u) => u.contextTokens !== undefined || u.contextWindow !== undefined);
+  // A model request as it is made (mid-turn) replaces the context; the totals so far stay.
+  const context = live ? { contextTokens: live.usedTokens, contextWindow: live.window, model: live.model } : [...usages].reverse().find((u) => u.contextTokens !== undefined || u.contextWindow !== undefined);
   return {
     event: 'usage',
     data: {

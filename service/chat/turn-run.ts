@@ -58,6 +58,8 @@ export class TurnRun {
   private wake: { promise: Promise<void>; resolve: () => void } = signal();
   private markEnded!: () => void;
   private readonly usages: TurnUsage[] = [];
+  /** Windows the turn's events stated, by model (clia states them only at the turn's end). */
+  private readonly windows = new Map<string | undefined, number>();
   readonly startedAt = new Date();
   readonly about: { agentName: string; agentId: string | null } | undefined;
 
@@ -141,11 +143,18 @@ export class TurnRun {
     const settled: RuntimeEvent = event.type === 'error' && this.aborted ? { type: 'done', finishReason: 'aborted' } : event;
     const full = this.options.streamEvents === 'full';
     if (event.type === 'usage') this.usages.push(event.usage);
+    if (event.type === 'usage' && event.usage.contextWindow !== undefined) this.windows.set(event.usage.model, event.usage.contextWindow);
+    // Beyond the spec: with `full`, a `usage` frame per model request (its context; the totals so far).
+    if (full && event.type === 'context') this.push(usageFrame(this.usages, undefined, { ...event, window: event.window ?? this.window(event.model) }));
     // The turn's usage, once, just before its end.
     if (full && (settled.type === 'done' || settled.type === 'error')) this.push(usageFrame(this.usages));
     const frame = frameOf(settled, this.sessionId, this.options.streamEvents);
     if (frame) this.push(frame);
     if (event.type === 'session' && event.notice) this.push(frameOf({ type: 'notice', message: event.notice }, this.sessionId)!);
+  }
+
+  private window(model: string | undefined): number | undefined {
+    return this.windows.get(model);
   }
 
   /** A program's question: a `permission-request` frame, the client's answer (or a deny), a `permission-resolved` frame. */

@@ -78,6 +78,8 @@ export type RuntimeEvent =
   | { type: 'tool-call'; id: string; name: string; input: unknown; title?: string }
   | { type: 'tool-result'; id: string; output: unknown; isError?: boolean }
   | { type: 'usage'; usage: TurnUsage }
+  /** The conversation's size at a model request of the turn, as it is made (docs/limits.md); `window` where the program says it then. */
+  | { type: 'context'; usedTokens: number; model?: string; window?: number }
   /** Model thinking, where the program streams it. */
   | { type: 'thinking'; text: string }
   /** Something the user should be told that is not model text (e.g. a resume fell back to a new session). */

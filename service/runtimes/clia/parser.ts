@@ -110,7 +110,10 @@ export class CliaParser {
     if (msg.parent_tool_use_id) return [];
     const event = obj(msg.event);
     const delta = obj(event?.delta);
-    if (event?.type === 'message_start') this.noteCall(obj(event.message));
+    if (event?.type === 'message_start') {
+      this.noteCall(obj(event.message));
+      return this.lastCall ? [{ type: 'context', usedTokens: this.lastCall.contextTokens, model: this.lastCall.model }] : [];
+    }
     if (event?.type === 'content_block_delta' && delta?.type === 'thinking_delta' && typeof delta.thinking === 'string') return delta.thinking ? [{ type: 'thinking', text: delta.thinking }] : [];
     if (event?.type !== 'content_block_delta' || delta?.type !== 'text_delta' || typeof delta.text !== 'string') return [];
     const messageId = typeof msg.api_message_id === 'string' ? msg.api_message_id : '';

@@ -20,6 +20,8 @@ export type Mapped =
   | { kind: 'event'; event: ThreadEvent }
   /** Written to the transcript only (the driver reports this ending itself). */
   | { kind: 'transcript'; event: ThreadEvent }
+  /** The last model request's size and the model's window, as each request ends. */
+  | { kind: 'context'; tokens: number; window?: number; model?: string }
   /** The account's plan windows as codex read them from the provider's headers (sparse). */
   | { kind: 'limits'; report: LimitReport }
   | { kind: 'end'; status: 'completed' | 'failed' | 'interrupted' };
@@ -85,6 +87,7 @@ export class AppServerMapper {
           const tokens = params.tokenUsage?.last?.totalTokens;
           const window = params.tokenUsage?.modelContextWindow;
           this.context = { ...(typeof tokens === 'number' ? { tokens } : {}), ...(typeof window === 'number' ? { window } : {}) };
+          if (typeof tokens === 'number') return [{ kind: 'context', tokens, ...(typeof window === 'number' ? { window } : {}), ...(this.model ? { model: this.model } : {}) }];
         }
         return [];
       case 'account/rateLimits/updated': {
