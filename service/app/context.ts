@@ -17,11 +17,16 @@ import { ChildRecords } from '../process/child-records.js';
 import { Foreground } from '../process/foreground.js';
 import { Supervisor } from '../process/supervisor.js';
 import { createRuntimes } from '../runtimes/registry.js';
-import type { AgentName, Runtime } from '../runtimes/runtime.js';
+import type { AgentName, Runtime, RuntimeEvent } from '../runtimes/runtime.js';
 import { RuntimeaGateway } from '../runtimes/runtimea/gateway.js';
 import { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
 import { SessionIndex } from '../sessions/session-index.js';
 import { UsageService } from '../usage/usage.js';
+import { compactionWatch } from '../chat/compaction.js';
+import { LimitsStore } from '../limits/store.js';
+import { limitsToEvents } from '../limits/events.js';
+import { Budgets } from '../budgets/budgets.js';
+import path from 'node:path';
 
 /**
  * The composition root: everything the service builds once. createContext builds it (and
@@ -60,6 +65,10 @@ export interface ServiceContext extends Core {
   readonly chat: ChatEngine;
   /** Usage analytics and the daily report to the upstream service. */
   readonly usage: UsageService;
+  /** The programs' plan limits as their turns reported them (docs/limits.md). */
+  readonly limits: LimitsStore;
+  /** Spend budgets over the usage figures (docs/limits.md). */
+  readonly budgets: Budgets;
   readonly startedAt: Date;
   /** The port actually listened on (the configured one, or the OS's pick for port 0). */
   port(): number;
@@ -91,8 +100,16 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const runtimeaGateway = new RuntimeaGateway({ ...core, stage: state.stage });
   const runtimeaAttachments = new SentAttachments(config.paths.runtimeaAttachmentsDir);
   const runtimes = createRuntimes({ ...core, runtimeaGateway, runtimeaAttachments });
+  const limits = new LimitsStore(limitsToEvents((event, data) => events.publish(event, data)));
+  const usage = new UsageService({ ...core, sessions, foreground, auth, upstream });
+  const budgets = new Budgets(path.join(path.dirname(config.paths.stateFile), 'budgets.json'), { usage: usage.store, sessions }, (event, data) => events.publish(event, data));
+  const watches = [
+    { event: (e: RuntimeEvent, t: { agentName: AgentName }) => limits.observe(t.agentName, e) },
+    compactionWatch(events),
+    { refuse: (t: { agentName: string; agentId: string | null }) => budgets.refuse(t), ended: () => void budgets.list().catch((err: unknown) => log.warn({ err: String(err) }, 'budgets: not evaluated')) },
+  ];
   const checkpoints = new Checkpoints({ ...core, events, sessions, runtimes });
-  const chat = new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions, checkpoints });
+  const chat = new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions, checkpoints, watches });
   checkpoints.busy = (sessionId) => chat.busy(sessionId);
   return {
     ...core,
@@ -111,7 +128,9 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     uploads,
     checkpoints,
     chat,
-    usage: new UsageService({ ...core, sessions, foreground, auth, upstream }),
+    usage,
+    limits,
+    budgets,
     startedAt: new Date(),
     port: state.port,
     stage: state.stage,

@@ -12,6 +12,8 @@ import { eventRoutes } from '../events/routes.js';
 import { filesRoutes } from '../files/routes.js';
 import { ftsRoutes } from '../fts/routes.js';
 import { lifecycleRoutes } from '../lifecycle/routes.js';
+import { limitsRoutes } from '../limits/routes.js';
+import { budgetsRoutes } from '../budgets/routes.js';
 import { onboardingRoutes } from '../onboarding/routes.js';
 import { runtimeaRoutes } from '../runtimes/runtimea/routes.js';
 import { secretsRoutes } from '../secrets/routes.js';
@@ -45,6 +47,8 @@ export function featureRouters(ctx: ServiceContext): Router[] {
     ftsRoutes(ctx),
     ...connectorRoutes(ctx),
     usageRoutes(ctx),
+    limitsRoutes(ctx),
+    budgetsRoutes(ctx),
     diagnosticsRoutes(ctx),
   ];
 }

@@ -3,7 +3,28 @@ import type { Core } from '../core.js';
 import type { EventHub } from '../events/hub.js';
 import type { UploadLedger } from '../files/upload-ledger.js';
 import type { SseRegistry } from '../http/sse.js';
-import type { AgentName, Runtime } from '../runtimes/runtime.js';
+import type { HttpError } from '../errors.js';
+import type { AgentName, Runtime, RuntimeEvent } from '../runtimes/runtime.js';
+
+/** Who a turn is for, as the watches see it. */
+export interface WatchedTurn {
+  agentName: AgentName;
+  agentId: string | null;
+  sessionId: string | null;
+}
+
+/**
+ * What else looks at turns (docs/limits.md): the plan limits take the programs' reports, the
+ * budgets refuse a new turn past a held limit and look at spend when one ends.
+ */
+export interface TurnWatch {
+  /** A refusal for a new turn (a budget that holds new turns), or undefined. */
+  refuse?(turn: WatchedTurn): Promise<HttpError | undefined>;
+  /** Every event of a running turn, as the runtime yields it. */
+  event?(event: RuntimeEvent, turn: WatchedTurn): void;
+  /** A turn has ended (its records written). */
+  ended?(turn: WatchedTurn): void;
+}
 
 /** What the chat feature reads beyond Core; the composition root (app/context.ts) hands it over. */
 export interface ChatDeps extends Core {
@@ -16,6 +37,8 @@ export interface ChatDeps extends Core {
   readonly uploads: UploadLedger;
   /** Every turn's directory is checkpointed before and after it. */
   readonly checkpoints: Checkpoints;
+  /** Beyond the spec: limits and budgets (none in a bare engine). */
+  readonly watches?: readonly TurnWatch[];
   /**
    * A turn's `done` waits until the session index holds the session the turn wrote; a queued
    * follow-up shows the project (agent_id) the index has for its session.

@@ -97,6 +97,7 @@ export class ChatEngine {
     const permissionMode = request.permissionMode ?? 'auto';
     if (!runtime.permissionModes.includes(permissionMode)) throw new HttpError(400, refusedMode(runtime, permissionMode));
     const streamEvents = request.streamEvents ?? 'spec';
+    await this.refusedByWatch(runtime.name, request);
     const attachments = await resolveAttachments(this.ctx, request.attachments, runtime);
     const sessionId = request.sessionId;
     const checkpointInfo = { streamId: null as string | null, prompt: request.text, sessionId: null, directory: undefined };
@@ -156,6 +157,18 @@ export class ChatEngine {
     return undefined;
   }
 
+  /** Beyond the spec: a watch's refusal (a budget that holds new turns: 402), before anything is prepared. */
+  private async refusedByWatch(agentName: Runtime['name'], request: EnginePrompt): Promise<void> {
+    const watches = (this.ctx.watches ?? []).filter((w) => w.refuse);
+    if (watches.length === 0) return;
+    const sessionId = request.sessionId ?? null;
+    const agentId = sessionId === null ? (request.agentId ?? null) : await this.sessionAgentId(sessionId);
+    for (const watch of watches) {
+      const refusal = await watch.refuse!({ agentName, agentId, sessionId });
+      if (refusal) throw refusal;
+    }
+  }
+
   /** Runs an admitted turn now; `onFrame` sees every frame as it is made. */
   start(pending: PendingTurn, onFrame?: (frame: TurnFrame) => void, streamId: string | null = null): TurnRun {
     const identity = { streamId, sessionId: pending.prepared.sessionId, agentName: pending.runtime.name };
@@ -175,6 +188,7 @@ export class ChatEngine {
       log: this.ctx.log,
       beforeTerminal: (sessionId) => (sessionId && announced ? this.ctx.sessions.settleSession(sessionId) : Promise.resolve()),
       onEnd: () => {
+        for (const watch of this.ctx.watches ?? []) watch.ended?.({ agentName: pending.runtime.name, agentId: pending.agentId, sessionId: run.sessionId });
         pending.reservation.release();
         this.running.delete(run);
         this.inLine.delete(run);
@@ -187,6 +201,9 @@ export class ChatEngine {
       onPermissionRequest: (request) => {
         identity.sessionId = run.sessionId;
         permissionNeeded(this.ctx.events, identity, { requestId: request.request_id, title: request.title });
+      },
+      onEvent: (event, sessionId) => {
+        for (const watch of this.ctx.watches ?? []) watch.event?.(event, { agentName: pending.runtime.name, agentId: pending.agentId, sessionId });
       },
     });
     pending.run = run;

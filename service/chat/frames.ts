@@ -1,5 +1,6 @@
 import type { RuntimeEvent, TurnUsage } from '../runtimes/runtime.js';
 import { toolTitle } from '../runtimes/tool-title.js';
+import { view as contextView } from '../transcripts/context-view.js';
 
 /**
  * The spec's named SSE events for a runtime's neutral events. `notice` is beyond the spec: a
@@ -60,11 +61,16 @@ export function frameOf(event: RuntimeEvent, sessionId: string | null, events: S
   }
 }
 
-/** The `usage` frame: a turn's usage events summed (context figures from the last that has them). */
-export function usageFrame(usages: readonly TurnUsage[]): EventFrame {
+/**
+ * The `usage` frame: a turn's usage events summed (context figures from the last that has
+ * them). `context` (beyond `context_tokens` / `context_window`) is the object
+ * `GET /api/sessions/{id}` answers: it replaces, where the totals add (docs/limits.md).
+ */
+export function usageFrame(usages: readonly TurnUsage[], asOf = new Date().toISOString(), live?: Extract<RuntimeEvent, { type: 'context' }>): EventFrame {
   const sum = (key: 'input' | 'output' | 'cacheRead' | 'cacheWrite'): number => usages.reduce((n, u) => n + (u[key] ?? 0), 0);
   const costs = usages.filter((u) => typeof u.costUsd === 'number');
-  const context = [...usages].reverse().find((u) => u.contextTokens !== undefined || u.contextWindow !== undefined);
+  // A model request as it is made (mid-turn) replaces the context; the totals so far stay.
+  const context = live ? { contextTokens: live.usedTokens, contextWindow: live.window, model: live.model } : [...usages].reverse().find((u) => u.contextTokens !== undefined || u.contextWindow !== undefined);
   return {
     event: 'usage',
     data: {
@@ -75,6 +81,7 @@ export function usageFrame(usages: readonly TurnUsage[]): EventFrame {
       cost_usd: costs.length ? costs.reduce((n, u) => n + u.costUsd!, 0) : null,
       context_tokens: context?.contextTokens ?? null,
       context_window: context?.contextWindow ?? null,
+      context: context?.contextTokens !== undefined ? contextView(context.contextTokens, context.contextWindow, context.model, asOf, 'last_request') : null,
     },
   };
 }

@@ -37,6 +37,8 @@ export interface TurnRunOptions {
   about?: { agentName: string; agentId: string | null };
   /** A request of the turn now waits for the client's decision (the event channel's `permission-needed`). */
   onPermissionRequest?: ((request: PermissionRequestData) => void) | undefined;
+  /** Sees every runtime event as it comes, with the turn's session (limits, context). */
+  onEvent?: ((event: RuntimeEvent, sessionId: string | null) => void) | undefined;
 }
 
 /** How long the terminal frame waits for `beforeTerminal` at most. */
@@ -56,6 +58,8 @@ export class TurnRun {
   private wake: { promise: Promise<void>; resolve: () => void } = signal();
   private markEnded!: () => void;
   private readonly usages: TurnUsage[] = [];
+  /** Windows the turn's events stated, by model (clia states them only at the turn's end). */
+  private readonly windows = new Map<string | undefined, number>();
   readonly startedAt = new Date();
   readonly about: { agentName: string; agentId: string | null } | undefined;
 
@@ -134,15 +138,23 @@ export class TurnRun {
   private accept(event: RuntimeEvent): void {
     if (this.terminal) return; // nothing follows the terminal event
     if (event.type === 'session') this.sessionId = event.sessionId;
+    this.options.onEvent?.(event, this.sessionId);
     // An abort ends as `aborted`, whatever the program said on its way out.
     const settled: RuntimeEvent = event.type === 'error' && this.aborted ? { type: 'done', finishReason: 'aborted' } : event;
     const full = this.options.streamEvents === 'full';
     if (event.type === 'usage') this.usages.push(event.usage);
+    if (event.type === 'usage' && event.usage.contextWindow !== undefined) this.windows.set(event.usage.model, event.usage.contextWindow);
+    // Beyond the spec: with `full`, a `usage` frame per model request (its context; the totals so far).
+    if (full && event.type === 'context') this.push(usageFrame(this.usages, undefined, { ...event, window: event.window ?? this.window(event.model) }));
     // The turn's usage, once, just before its end.
     if (full && (settled.type === 'done' || settled.type === 'error')) this.push(usageFrame(this.usages));
     const frame = frameOf(settled, this.sessionId, this.options.streamEvents);
     if (frame) this.push(frame);
     if (event.type === 'session' && event.notice) this.push(frameOf({ type: 'notice', message: event.notice }, this.sessionId)!);
+  }
+
+  private window(model: string | undefined): number | undefined {
+    return this.windows.get(model);
   }
 
   /** A program's question: a `permission-request` frame, the client's answer (or a deny), a `permission-resolved` frame. */

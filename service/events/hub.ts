@@ -10,7 +10,21 @@ import type { SseStream } from '../http/sse.js';
  * run is always below this run's first one and is answered with `reset`, never with a
  * wrong replay.
  */
-export type ServiceEventName = 'session-updated' | 'turn-started' | 'turn-ended' | 'usage-changed' | 'fts-status' | 'permission-needed' | 'turn-checkpointed' | 'files-reverted';
+export type ServiceEventName =
+  | 'session-updated'
+  | 'turn-started'
+  | 'turn-ended'
+  | 'usage-changed'
+  | 'fts-status'
+  | 'permission-needed'
+  // The safety net (docs/checkpoints.md).
+  | 'turn-checkpointed'
+  | 'files-reverted'
+  // Context, plan limits and budgets (docs/limits.md).
+  | 'context-compacted'
+  | 'limits-changed'
+  | 'limits-warning'
+  | 'budget-threshold';
 
 export interface ServiceEvent {
   id: number;

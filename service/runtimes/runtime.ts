@@ -7,6 +7,7 @@
 
 /** The spec's agent names: the wire and on-disk vocabulary (one list, in ids.ts). */
 import type { AgentName } from '../ids.js';
+import type { LimitReport } from '../transcripts/limits.js';
 export type { AgentName };
 
 /** Token usage of one model call (or one turn), never a running total. */
@@ -77,12 +78,16 @@ export type RuntimeEvent =
   | { type: 'tool-call'; id: string; name: string; input: unknown; title?: string }
   | { type: 'tool-result'; id: string; output: unknown; isError?: boolean }
   | { type: 'usage'; usage: TurnUsage }
+  /** The conversation's size at a model request of the turn, as it is made (docs/limits.md); `window` where the program says it then. */
+  | { type: 'context'; usedTokens: number; model?: string; window?: number }
   /** Model thinking, where the program streams it. */
   | { type: 'thinking'; text: string }
   /** Something the user should be told that is not model text (e.g. a resume fell back to a new session). */
   | { type: 'notice'; message: string }
   /** The chat's own: a follow-up waits behind `position - 1` others and the running turn. */
   | { type: 'queued'; position: number }
+  /** What the program said about the account's plan limits, or how it signs in (docs/limits.md). */
+  | { type: 'limits'; report?: LimitReport; account?: 'api_key' | 'subscription' }
   | { type: 'error'; message: string }
   | { type: 'done'; finishReason: 'stop' | 'aborted' };
 

@@ -9,6 +9,7 @@ import type { SessionIndex } from './session-index.js';
 import { patchDirectory } from './patch.js';
 import { parseLimit, parseMessageOffset, parseQuery, parseSessionOffset } from './query.js';
 import { messagesPage, sessionPage, sessionOf, type SessionExtras } from './views.js';
+import { SessionContexts } from './context.js';
 
 const PatchBody = z.looseObject({ directory: z.string().min(1) });
 
@@ -20,6 +21,7 @@ export function sessionRoutes(ctx: SessionsDeps): Router {
   const router = Router();
   const index = ctx.sessions;
   const sent = ctx.runtimeaAttachments;
+  const contexts = new SessionContexts();
 
   router.get('/api/sessions', async (req, res) => {
     const limit = parseLimit(req.query.limit);
@@ -37,7 +39,9 @@ export function sessionRoutes(ctx: SessionsDeps): Router {
   router.get('/api/sessions/:id', async (req, res) => {
     const view = await index.get(req.params.id);
     if (!view) throw new HttpError(404, 'Session not found');
-    res.json(await sessionOf(index, view, ctx.sessionExtras));
+    // Beyond the spec: how full the conversation is (docs/limits.md); listings leave it out.
+    const [session, context] = await Promise.all([sessionOf(index, view, ctx.sessionExtras), contexts.get(view)]);
+    res.json({ ...session, context });
   });
 
   router.get('/api/messages/:id', async (req, res) => {

@@ -28,7 +28,12 @@ export type ThreadEvent =
   | { type: 'thread.started'; thread_id: string }
   | { type: 'turn.started' }
   | { type: 'item.started' | 'item.updated' | 'item.completed'; item: ThreadItem }
-  | { type: 'turn.completed'; usage: ThreadUsage; model?: string }
+  /**
+   * `last_token_usage` (the turn's last model request: the conversation's size) and
+   * `model_context_window` come from app-server's thread token usage `last` and
+   * `modelContextWindow` (written since the context meter; older lines have neither).
+   */
+  | { type: 'turn.completed'; usage: ThreadUsage; model?: string; last_token_usage?: ThreadUsage & { total_tokens: number }; model_context_window?: number }
   | { type: 'turn.failed'; error: { message: string } }
   | { type: 'error'; message: string };
 

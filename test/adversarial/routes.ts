@@ -120,6 +120,11 @@ export const ROUTES: readonly Route[] = [
   get('/runtimea/usage/summary/card'),
   get('/runtimea/usage/sessions'),
   get('/runtimea/usage/sessions/{session_id}'),
+  // Plan limits and budgets (docs/limits.md)
+  get('/api/limits', { extra: true }),
+  get('/api/budgets', { extra: true }),
+  json('PUT', '/api/budgets/{id}', { scope: 'all', period: 'day', limit_usd: 5, warn_at: [0.8, 1], action: 'notify' }, { extra: true }),
+  bare('DELETE', '/api/budgets/{id}', { extra: true }),
   // Files
   { method: 'POST', path: '/api/files/upload', body: 'multipart' },
   json('POST', '/api/files/list-directory', { path: '' }),

@@ -28,11 +28,16 @@ describe('full stream frames', () => {
   });
 
   it('usage sums the turn, cost only when the program said one, context from the last call that has it', () => {
-    expect(usageFrame([]).data).toEqual({ input: 0, output: 0, cache_read: 0, cache_write: 0, cost_usd: null, context_tokens: null, context_window: null });
+    expect(usageFrame([]).data).toEqual({ input: 0, output: 0, cache_read: 0, cache_write: 0, cost_usd: null, context_tokens: null, context_window: null, context: null });
     const data = usageFrame([
       { input: 1, output: 2, cacheRead: 3, cacheWrite: 4, costUsd: 0.5, contextTokens: 10, contextWindow: 100 },
       { input: 10, output: 20, cacheRead: 30, cacheWrite: 40, costUsd: 0.25 },
-    ]).data;
-    expect(data).toEqual({ input: 11, output: 22, cache_read: 33, cache_write: 44, cost_usd: 0.75, context_tokens: 10, context_window: 100 });
+    ], '2026-11-28T12:00:00.000Z').data;
+    expect(data).toEqual({
+      input: 11, output: 22, cache_read: 33, cache_write: 44, cost_usd: 0.75, context_tokens: 10, context_window: 100,
+      context: { used_tokens: 10, window_tokens: 100, percent: 10, model: null, basis: 'last_request', as_of: '2026-11-28T12:00:00.000Z' },
+    });
+    // Past the window: percent stops at 100, the raw numbers stay.
+    expect(usageFrame([{ input: 1, output: 1, cacheRead: 0, cacheWrite: 0, model: 'm', contextTokens: 1200, contextWindow: 1000 }], 'T').data.context).toEqual({ used_tokens: 1200, window_tokens: 1000, percent: 100, model: 'm', basis: 'last_request', as_of: 'T' });
   });
 });

@@ -37,7 +37,7 @@ describe('stream_events on a clia thinking turn', () => {
     expect(textOf(sse)).toBe(recordedText('11-thinking-partial'));
     expect(events.slice(-2)).toEqual(['usage', 'done']);
     expect(events.filter((e) => e === 'usage')).toHaveLength(1);
-    expect(Object.keys(sse.named().at(-2)!.data).sort()).toEqual(['cache_read', 'cache_write', 'context_tokens', 'context_window', 'cost_usd', 'input', 'output']);
+    expect(Object.keys(sse.named().at(-2)!.data).sort()).toEqual(['cache_read', 'cache_write', 'context', 'context_tokens', 'context_window', 'cost_usd', 'input', 'output']);
   });
 
   it('"spec" (and absent): exactly session-created, the text deltas, done', async () => {

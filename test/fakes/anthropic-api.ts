@@ -21,17 +21,32 @@ import type { AddressInfo } from 'node:net';
  * - anything else -> "Hello from the fake Anthropic API. You said: <text>"
  *
  * Authentication: `x-api-key` or `Authorization: Bearer` must equal `apiKey`, else 401 with
- * the API's error body. Every request is kept in `requests`.
+ * the API's error body. Every request is kept in `requests`, with the usage the fake returned.
+ *
+ * Beyond the script (docs/limits.md): `inputUsage(n)` sets the input side of the n-th model
+ * request's usage (input, cache creation, cache read; default 5, 0, 0), and `headers()` adds
+ * response headers to every answer, as the vendor's `anthropic-ratelimit-unified-*` headers
+ * that Claude Code turns into `rate_limit_event` lines for subscription logins;
+ * `reject()` answers a request with the 429 a plan limit gives (with those headers).
  */
 export interface FakeAnthropic {
   url: string;
-  requests: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: any }>;
+  requests: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: any; usage?: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
 export interface FakeAnthropicOptions {
   apiKey: string;
   slowDeltaMs?: number;
+  inputUsage?: (request: number) => InputUsage;
+  headers?: () => Record<string, string>;
+  reject?: () => Record<string, string> | undefined;
+}
+
+export interface InputUsage {
+  input_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
 }
 
 type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
@@ -53,16 +68,23 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
     } catch {
       body = raw;
     }
-    requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+    const recorded: FakeAnthropic['requests'][number] = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
+    requests.push(recorded);
     const route = (req.url ?? '').split('?')[0];
     if (req.method !== 'POST' || (route !== '/v1/messages' && route !== '/v1/messages/count_tokens')) return json(res, 404, apiError('not_found_error', 'Not found'));
     const key = req.headers['x-api-key'] ?? req.headers.authorization?.replace(/^Bearer /, '');
     if (key !== options.apiKey) return json(res, 401, apiError('authentication_error', 'invalid x-api-key'));
     if (route === '/v1/messages/count_tokens') return json(res, 200, { input_tokens: 1000 });
+    const rejected = options.reject?.();
+    if (rejected) return json(res, 429, apiError('rate_limit_error', 'This request would exceed your account\'s rate limit. Please try again later.'), rejected);
+    const calls = requests.filter((r) => r.url.startsWith('/v1/messages?') || r.url === '/v1/messages').length - 1;
+    const input = options.inputUsage?.(calls) ?? { input_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    const extra = options.headers?.() ?? {};
     const reply = script(body?.messages ?? [], workingDirectory(body?.system));
     const message = { id: `msg_${randomBytes(12).toString('hex')}`, model: String(body?.model ?? 'claude-opus-5-5') };
-    if (body?.stream) await stream(res, message, reply.blocks, reply.slow ? (options.slowDeltaMs ?? 300) : 0);
-    else json(res, 200, { ...message, type: 'message', role: 'assistant', content: reply.blocks, stop_reason: stopReason(reply.blocks), stop_sequence: null, usage: usage(outputTokens(reply.blocks)) });
+    recorded.usage = usage(outputTokens(reply.blocks), input);
+    if (body?.stream) await stream(res, message, reply.blocks, reply.slow ? (options.slowDeltaMs ?? 300) : 0, input, extra);
+    else json(res, 200, { ...message, type: 'message', role: 'assistant', content: reply.blocks, stop_reason: stopReason(reply.blocks), stop_sequence: null, usage: recorded.usage }, extra);
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -115,10 +137,10 @@ function script(messages: Array<{ role: string; content: unknown }>, cwd: string
   return { blocks: [{ type: 'text', text: `Hello from the fake Anthropic API. You said: ${text}` }], slow: /slow/i.test(text) };
 }
 
-async function stream(res: ServerResponse, message: { id: string; model: string }, blocks: Block[], deltaMs: number): Promise<void> {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${randomBytes(8).toString('hex')}` });
+async function stream(res: ServerResponse, message: { id: string; model: string }, blocks: Block[], deltaMs: number, input: InputUsage, headers: Record<string, string>): Promise<void> {
+  res.writeHead(200, { ...headers, 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${randomBytes(8).toString('hex')}` });
   const send = (event: string, data: unknown): boolean => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  send('message_start', { type: 'message_start', message: { ...message, type: 'message', role: 'assistant', content: [], stop_reason: null, stop_sequence: null, usage: usage(1) } });
+  send('message_start', { type: 'message_start', message: { ...message, type: 'message', role: 'assistant', content: [], stop_reason: null, stop_sequence: null, usage: usage(1, input) } });
   send('ping', { type: 'ping' });
   for (const [index, block] of blocks.entries()) {
     if (block.type === 'text') {
@@ -134,13 +156,13 @@ async function stream(res: ServerResponse, message: { id: string; model: string 
     }
     send('content_block_stop', { type: 'content_block_stop', index });
   }
-  send('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason(blocks), stop_sequence: null }, usage: usage(outputTokens(blocks)) });
+  send('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason(blocks), stop_sequence: null }, usage: usage(outputTokens(blocks), input) });
   send('message_stop', { type: 'message_stop' });
   res.end();
 }
 
-function usage(output: number): Record<string, unknown> {
-  return { input_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: output, service_tier: 'standard' };
+function usage(output: number, input: InputUsage): Record<string, unknown> {
+  return { ...input, output_tokens: output, service_tier: 'standard' };
 }
 const outputTokens = (blocks: Block[]): number => blocks.reduce((n, b) => n + Math.ceil((b.type === 'text' ? b.text.length : 20) / 4), 0);
 const stopReason = (blocks: Block[]): string => (blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
@@ -152,8 +174,8 @@ function chunks(text: string, size: number): string[] {
   return out.length ? out : [''];
 }
 
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...headers, 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
 

@@ -14,12 +14,15 @@ import { serveOnLoopback } from './loopback-server.js';
  *   [[401]]     HTTP 401 invalid_api_key        [[500]]  HTTP 500 server_error
  *   [[slow]]    reasoning, then `slowMs` of silence before the text (for interrupts)
  * A request whose bearer is not `apiKey` (when set) gets the 401 too.
+ * `headers()` adds response headers to each streamed answer: the provider's
+ * `x-codex-primary-*` / `x-codex-secondary-*` rate-limit headers codex reads (docs/limits.md).
  */
 export interface FakeResponsesOptions {
   apiKey?: string;
   /** Gap between SSE events. */
   gapMs?: number;
   slowMs?: number;
+  headers?: () => Record<string, string>;
 }
 
 export interface RecordedRequest {
@@ -34,6 +37,8 @@ export interface RecordedRequest {
   hasToolOutput: boolean;
   /** The input_tokens this fake reported for the request (body length / 4). */
   inputTokens: number;
+  /** The total_tokens it reported (input + output), once the answer is complete. */
+  totalTokens?: number;
 }
 
 export interface FakeResponses {
@@ -76,7 +81,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, raw: string, op
   if (record.userText.includes('[[500]]')) return jsonError(res, 500, 'The server had an error while processing your request.', 'server_error');
 
   const sse = new SseOut(res, options.gapMs ?? 5, body.model ?? 'gpt-5.5');
-  await sse.begin();
+  await sse.begin(options.headers?.() ?? {});
   const shell = /\[\[shell(?:: (.+?))?\]\]/.exec(record.userText);
   await sse.reasoning(shell && !record.hasToolOutput ? '**Running a command**\n\nI will run a shell command to answer.' : '**Answering**\n\nA short greeting is enough.');
   const patch = /\[\[patch: (\S+) (.+?)\]\]/.exec(record.userText);
@@ -89,7 +94,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, raw: string, op
     const text = record.hasToolOutput ? `The command ran. Its output was:\n\n${lastToolOutput(input)}` : `Hello from fake-openai. You said: ${record.userText}`;
     await sse.message(text);
   }
-  await sse.complete(record.inputTokens);
+  record.totalTokens = await sse.complete(record.inputTokens);
 }
 
 interface InputItem {
@@ -161,8 +166,8 @@ class SseOut {
     res.on('close', () => (this.gone = true));
   }
 
-  async begin(): Promise<void> {
-    this.res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': `req_${randomBytes(12).toString('hex')}` });
+  async begin(headers: Record<string, string>): Promise<void> {
+    this.res.writeHead(200, { ...headers, 'content-type': 'text/event-stream', 'x-request-id': `req_${randomBytes(12).toString('hex')}` });
     const response = { id: this.id, object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'in_progress', model: this.model, output: [], usage: null };
     await this.event('response.created', { response });
     await this.event('response.in_progress', { response });
@@ -230,10 +235,11 @@ class SseOut {
     });
   }
 
-  async complete(inputTokens: number): Promise<void> {
+  async complete(inputTokens: number): Promise<number> {
     const usage = { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: this.outputTokens + 16, output_tokens_details: { reasoning_tokens: 16 }, total_tokens: inputTokens + this.outputTokens + 16 };
     await this.event('response.completed', { response: { id: this.id, object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model: this.model, output: this.output, usage } });
     if (!this.gone) this.res.end();
+    return usage.total_tokens;
   }
 
   private async event(type: string, fields: Record<string, unknown>): Promise<void> {

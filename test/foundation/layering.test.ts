@@ -88,8 +88,8 @@ describe('layering', () => {
     ['agents', 'bootstrap', 'channels', 'diagnostics', 'files', 'lifecycle', 'onboarding', 'status'],
     ['runtimes'],
     ['config-api', 'connectors', 'sessions', 'temp-sweep.ts'],
-    ['fts', 'usage'],
-    ['events'],
+    ['fts', 'usage', 'limits'],
+    ['events', 'budgets'],
     ['checkpoints'],
     ['chat'],
   ];

@@ -93,13 +93,24 @@ describe('clia stdout parser, on every recorded run', () => {
 
   it('a tool turn: the call, its result, and the two messages set apart', () => {
     const { events } = parse('03-resume-tool-bash');
-    expect(events.filter((e) => e.type !== 'text' && e.type !== 'usage')).toEqual([
+    expect(events.filter((e) => e.type !== 'text' && e.type !== 'usage' && e.type !== 'limits')).toEqual([
       { type: 'tool-call', id: 'toolu_01dIVO3GQRh6-Hwy_aMCJfg1', name: 'Bash', input: { command: 'echo hi', description: 'Print hi' } },
       { type: 'tool-result', id: 'toolu_01dIVO3GQRh6-Hwy_aMCJfg1', output: 'hi', isError: false },
     ]);
     expect(textOf(events)).toBe("I'll run that command.\n\nThe tool returned: hi");
     const toolAt = events.findIndex((e) => e.type === 'tool-call');
     expect(textOf(events.slice(0, toolAt))).toBe("I'll run that command.");
+  });
+
+  it('limits: how the CLI signs in (system/init apiKeySource), and its rate_limit_event (docs/limits.md)', () => {
+    expect(parse('03-resume-tool-bash').events.filter((e) => e.type === 'limits')).toEqual([{ type: 'limits', account: 'api_key' }]);
+    expect(parse('30-oauth-token').events.filter((e) => e.type === 'limits')).toEqual([
+      { type: 'limits', account: 'subscription' },
+      { type: 'limits', report: { windows: [], status: 'allowed' } },
+    ]);
+    const parser = new CliaParser();
+    const line = { type: 'rate_limit_event', rate_limit_info: { status: 'allowed_warning', resetsAt: 1795300000, rateLimitType: 'seven_day_opus', utilization: 0.81, surpassedThreshold: 0.75, isUsingOverage: false }, session_id: 's' };
+    expect(parser.push(JSON.stringify(line))).toEqual([{ type: 'limits', report: { windows: [{ minutes: 10_080, scope: 'Opus', usedPercent: 81, resetsAt: new Date(1795300000 * 1000).toISOString() }], status: 'warning' } }]);
   });
 
   it('a denied tool is a failed tool result, and the turn still succeeds', () => {

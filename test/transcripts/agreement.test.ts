@@ -50,7 +50,7 @@ function history(entries: LogEntry[]): Seen {
 
 /** The usage frame's token and cost figures (the context figures are the stream's own). */
 function tokens(data: Record<string, unknown>): Record<string, unknown> {
-  const { context_tokens: _tokens, context_window: _window, ...rest } = data;
+  const { context_tokens: _tokens, context_window: _window, context: _context, ...rest } = data;
   return rest;
 }
 

@@ -426,6 +426,7 @@ async function loadMessages(session) {
   for (const b of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('#sessions [data-session]'))) b.setAttribute('aria-current', String(b.dataset.session === selectedSession));
   /** @type {HTMLElement} */ (document.getElementById('messages-title')).textContent = `· ${session.title || session.session_id}`;
   fill('messages', el('p', { class: 'empty' }, 'Loading…'));
+  void loadContext(session.session_id);
   try {
     /** @type {MessagesPage} */
     const { messages, total, offset } = await api(`/api/messages/${encodeURIComponent(session.session_id)}?limit=${MESSAGE_LIMIT}`);
@@ -755,12 +756,97 @@ async function revertTurn(session, turn, force) {
   await loadTurns(session);
 }
 
+/* ---------- context, plan limits, budgets (docs/limits.md) ---------- */
+
+/**
+ * @typedef {{ used_tokens: number, window_tokens: number | null, percent: number | null, model: string | null, basis: string, as_of: string | null }} Context
+ * @typedef {{ id: string, label: string, window_minutes: number, used_percent: number | null, resets_at: string | null, observed_at: string, stale: boolean }} LimitWindow
+ * @typedef {{ runtime: string, account: { kind: string }, windows: LimitWindow[], state: string, reason?: string }} LimitsEntry GET /api/limits
+ * @typedef {{ id: string, scope: string, period: string, limit_usd: number, action: string, spent_usd: number, projected_usd: number, resets_at: string, state: string }} Budget GET /api/budgets
+ */
+
+/** The selected session's context ring, with its raw numbers beside it. @param {string} id */
+async function loadContext(id) {
+  const box = /** @type {HTMLElement} */ (document.getElementById('context'));
+  box.hidden = true;
+  try {
+    /** @type {{ context?: Context | null }} */
+    const session = await api(`/api/sessions/${encodeURIComponent(id)}`);
+    if (id !== selectedSession) return;
+    const c = session.context;
+    box.replaceChildren(...(c ? contextView(c) : [el('span', { class: 'muted' }, 'Context: no model request recorded yet.')]));
+    box.hidden = false;
+  } catch {
+    // The messages card says what failed; the ring stays hidden.
+  }
+}
+
+/** @param {Context} c */
+function contextView(c) {
+  const pct = c.percent ?? 0;
+  const r = 15;
+  const around = 2 * Math.PI * r;
+  const ring = svg(
+    'svg',
+    { viewBox: '0 0 36 36', width: 44, height: 44, class: `ring${pct >= 80 ? ' hot' : ''}`, role: 'img', 'aria-label': `context ${c.percent ?? '?'} %` },
+    svg('circle', { cx: 18, cy: 18, r, class: 'track' }),
+    svg('circle', { cx: 18, cy: 18, r, class: 'fill', 'stroke-dasharray': `${(pct / 100) * around} ${around}`, transform: 'rotate(-90 18 18)' }),
+  );
+  const window = c.window_tokens === null ? 'window not stated by the program' : `of ${integer(c.window_tokens)}`;
+  return [ring, el('span', { id: 'context-figures' }, `${c.percent === null ? '' : `${c.percent} % · `}${integer(c.used_tokens)} tokens ${window}`), el('span', { class: 'muted' }, ` · ${c.model ?? 'model unknown'} · ${c.basis === 'estimate' ? 'estimate' : 'last request'}`)];
+}
+
+async function loadLimits() {
+  try {
+    /** @type {{ limits: LimitsEntry[] }} */
+    const { limits } = await api('/api/limits');
+    const rows = limits.map((e) =>
+      el(
+        'tr',
+        { 'data-runtime': e.runtime },
+        el('td', {}, e.runtime, el('div', { class: 'muted' }, e.account.kind.replace('_', ' '))),
+        el('td', {}, el('span', { class: `state state-${e.state}` }, e.state)),
+        el(
+          'td',
+          {},
+          e.windows.length
+            ? e.windows.map((w) => el('div', { class: 'window', 'data-window': w.id }, `${w.label}: ${w.used_percent === null ? '?' : `${w.used_percent} %`}`, w.resets_at ? el('span', { class: 'muted' }, ` · resets ${new Date(w.resets_at).toISOString().slice(0, 16).replace('T', ' ')} UTC`) : null, w.stale ? el('span', { class: 'muted' }, ' · stale') : null))
+            : el('span', { class: 'reason' }, e.reason ?? ''),
+        ),
+      ),
+    );
+    fill('limits', el('table', { class: 'runtimes' }, el('tbody', {}, rows)));
+  } catch (err) {
+    failed('limits', err, 'Plan limits (GET /api/limits)');
+  }
+}
+
+async function loadBudgets() {
+  try {
+    /** @type {{ budgets: Budget[] }} */
+    const { budgets } = await api('/api/budgets');
+    if (!budgets.length) return fill('budgets', el('p', { class: 'empty' }, 'No budgets. PUT /api/budgets/{id} sets one.'));
+    const rows = budgets.map((b) =>
+      el(
+        'tr',
+        { 'data-budget': b.id },
+        el('td', {}, b.id, el('div', { class: 'muted' }, `${b.scope} · ${b.period} · ${b.action.replaceAll('_', ' ')}`)),
+        el('td', { class: 'spend' }, `${moneyFine(b.spent_usd)} of ${money(b.limit_usd)}`, el('div', { class: 'muted' }, `projected ${moneyFine(b.projected_usd)}`)),
+        el('td', {}, el('span', { class: `state state-${b.state}` }, b.state)),
+      ),
+    );
+    fill('budgets', el('table', { class: 'runtimes' }, el('tbody', {}, rows)));
+  } catch (err) {
+    failed('budgets', err, 'Budgets (GET /api/budgets)');
+  }
+}
+
 /* ---------- start ---------- */
 
 async function loadAll() {
   document.body.dataset.loaded = 'false';
   await loadHealth();
-  await Promise.all([loadSignIn(), loadRuntimes(), loadSessions(), loadUsage()]);
+  await Promise.all([loadSignIn(), loadRuntimes(), loadSessions(), loadUsage(), loadLimits(), loadBudgets()]);
   document.body.dataset.loaded = 'true';
 }
 

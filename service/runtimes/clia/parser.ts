@@ -1,5 +1,6 @@
 import { cliaResultUsage, toolOutput } from '../../transcripts/clia.js';
 import { asObject as obj, blocksOf as blocks, num, type Json } from '../../transcripts/common.js';
+import { cliaAccountKind, cliaRateLimitEvent } from '../../transcripts/limits.js';
 import type { RuntimeEvent, TurnUsage } from '../runtime.js';
 
 /**
@@ -61,9 +62,15 @@ export class CliaParser {
     if (!msg) return [];
     if (typeof msg.session_id === 'string' && msg.session_id) this.nativeSessionId ??= msg.session_id;
     switch (msg.type) {
-      case 'system':
+      case 'system': {
         if (msg.subtype === 'init') this.sawInit = true;
-        return [];
+        const account = cliaAccountKind(msg);
+        return account ? [{ type: 'limits', account }] : [];
+      }
+      case 'rate_limit_event': {
+        const report = cliaRateLimitEvent(msg);
+        return report ? [{ type: 'limits', report }] : [];
+      }
       case 'stream_event':
         return this.streamEvent(msg);
       case 'assistant':
@@ -103,7 +110,10 @@ export class CliaParser {
     if (msg.parent_tool_use_id) return [];
     const event = obj(msg.event);
     const delta = obj(event?.delta);
-    if (event?.type === 'message_start') this.noteCall(obj(event.message));
+    if (event?.type === 'message_start') {
+      this.noteCall(obj(event.message));
+      return this.lastCall ? [{ type: 'context', usedTokens: this.lastCall.contextTokens, model: this.lastCall.model }] : [];
+    }
     if (event?.type === 'content_block_delta' && delta?.type === 'thinking_delta' && typeof delta.thinking === 'string') return delta.thinking ? [{ type: 'thinking', text: delta.thinking }] : [];
     if (event?.type !== 'content_block_delta' || delta?.type !== 'text_delta' || typeof delta.text !== 'string') return [];
     const messageId = typeof msg.api_message_id === 'string' ? msg.api_message_id : '';

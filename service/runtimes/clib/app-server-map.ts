@@ -1,4 +1,5 @@
 import type { ThreadEvent, ThreadItem, ThreadUsage } from '../../transcripts/clib-events.js';
+import { codexRateLimits, type LimitReport } from '../../transcripts/limits.js';
 
 /**
  * Maps `codex app-server` notifications of one thread's turn (recorded in
@@ -19,6 +20,10 @@ export type Mapped =
   | { kind: 'event'; event: ThreadEvent }
   /** Written to the transcript only (the driver reports this ending itself). */
   | { kind: 'transcript'; event: ThreadEvent }
+  /** The last model request's size and the model's window, as each request ends. */
+  | { kind: 'context'; tokens: number; window?: number; model?: string }
+  /** The account's plan windows as codex read them from the provider's headers (sparse). */
+  | { kind: 'limits'; report: LimitReport }
   | { kind: 'end'; status: 'completed' | 'failed' | 'interrupted' };
 
 export interface Notification {
@@ -38,6 +43,8 @@ export class AppServerMapper {
   private turnId: string | undefined;
   /** The last model request's size and the model's window (thread/tokenUsage/updated). */
   context: { tokens?: number; window?: number } = {};
+  /** The last model request's breakdown, as the transcript keeps it (`last_token_usage`). */
+  private last: (ThreadUsage & { total_tokens: number }) | undefined;
   private readonly usage: Required<ThreadUsage> = { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
 
   constructor(
@@ -76,11 +83,17 @@ export class AppServerMapper {
       case 'thread/tokenUsage/updated':
         if (this.turnId && params.turnId === this.turnId) {
           this.add(params.tokenUsage?.last ?? {});
+          this.last = lastOf(params.tokenUsage?.last);
           const tokens = params.tokenUsage?.last?.totalTokens;
           const window = params.tokenUsage?.modelContextWindow;
           this.context = { ...(typeof tokens === 'number' ? { tokens } : {}), ...(typeof window === 'number' ? { window } : {}) };
+          if (typeof tokens === 'number') return [{ kind: 'context', tokens, ...(typeof window === 'number' ? { window } : {}), ...(this.model ? { model: this.model } : {}) }];
         }
         return [];
+      case 'account/rateLimits/updated': {
+        const report = codexRateLimits(params.rateLimits);
+        return report ? [{ kind: 'limits', report }] : [];
+      }
       case 'turn/completed':
         return params.turn?.id === this.turnId || this.turnId === undefined ? this.ended(params.turn ?? {}) : [];
       default:
@@ -90,7 +103,13 @@ export class AppServerMapper {
 
   private ended(turn: { status?: string; error?: { message?: string } | null }): Mapped[] {
     if (turn.status === 'completed') {
-      const event: ThreadEvent = { type: 'turn.completed', usage: { ...this.usage }, ...(this.model ? { model: this.model } : {}) };
+      const event: ThreadEvent = {
+        type: 'turn.completed',
+        usage: { ...this.usage },
+        ...(this.model ? { model: this.model } : {}),
+        ...(this.last ? { last_token_usage: this.last } : {}),
+        ...(this.context.window !== undefined ? { model_context_window: this.context.window } : {}),
+      };
       return [{ kind: 'event', event }, { kind: 'end', status: 'completed' }];
     }
     if (turn.status === 'interrupted') {
@@ -107,6 +126,19 @@ export class AppServerMapper {
     this.usage.output_tokens += last.outputTokens ?? 0;
     this.usage.reasoning_output_tokens += last.reasoningOutputTokens ?? 0;
   }
+}
+
+/** app-server's `last` breakdown in the transcripts' snake_case; undefined without a total. */
+function lastOf(last: (TokenBreakdown & { totalTokens?: number }) | undefined): (ThreadUsage & { total_tokens: number }) | undefined {
+  if (!last || typeof last.totalTokens !== 'number') return undefined;
+  return {
+    total_tokens: last.totalTokens,
+    input_tokens: last.inputTokens ?? 0,
+    cached_input_tokens: last.cachedInputTokens ?? 0,
+    cache_write_input_tokens: last.cacheWriteInputTokens ?? 0,
+    output_tokens: last.outputTokens ?? 0,
+    reasoning_output_tokens: last.reasoningOutputTokens ?? 0,
+  };
 }
 
 /** One app-server ThreadItem in the transcripts' snake_case shape; undefined for items a transcript skips. */

@@ -178,6 +178,12 @@ export class ClibTurn {
       case 'thinking':
         this.out.push({ type: 'thinking', text: mapped.text });
         return;
+      case 'limits':
+        this.out.push({ type: 'limits', report: mapped.report });
+        return;
+      case 'context':
+        this.out.push({ type: 'context', usedTokens: mapped.tokens, ...(mapped.model ? { model: mapped.model } : {}), ...(mapped.window !== undefined ? { window: mapped.window } : {}) });
+        return;
       case 'transcript':
         this.transcript.write(mapped.event);
         return;
