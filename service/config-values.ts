@@ -77,6 +77,15 @@ export function parseHttpUrl(value: string | undefined, name: string): string | 
   return value.replace(/\/+$/, '');
 }
 
+/** on/off, 1/0, true/false, yes/no (any case); unset or empty: the fallback. */
+export function parseSwitch(value: string | undefined, name: string, fallback: boolean): boolean {
+  if (!value) return fallback;
+  const v = value.toLowerCase();
+  if (['on', '1', 'true', 'yes'].includes(v)) return true;
+  if (['off', '0', 'false', 'no'].includes(v)) return false;
+  throw new ConfigError(`${name} must be on or off, got ${value}`);
+}
+
 export function parseHour(value: string | undefined): number {
   if (value === undefined || value === '') return 2;
   const hour = Number(value);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { findAppRoot } from './app-root.js';
-import { ConfigError, expandHome, nonEmpty, parseHostname, parseHour, parseHttpUrl, parseLoopbackHost, parseLoopbackUrl, parseOrigins, parsePort, parsePositiveInt, parseRendererUrl, resolveHome } from './config-values.js';
+import { ConfigError, expandHome, nonEmpty, parseHostname, parseHour, parseHttpUrl, parseLoopbackHost, parseLoopbackUrl, parseOrigins, parsePort, parsePositiveInt, parseRendererUrl, parseSwitch, resolveHome } from './config-values.js';
 export { ConfigError, safeOrigin } from './config-values.js';
 
 /** Every setting of the service, read once from the environment at start-up. */
@@ -51,6 +51,8 @@ export interface Config {
    * The environment the service was started with (what `loadConfig` read), minus the
    * service's own secrets: what agent CLIs inherit, with HOME set to `home`.
    */
+  /** SPACE_HISTORY: whether the user's Claude Code and Codex history is read (docs/history.md). */
+  readonly history: boolean;
   readonly childEnv: Env;
   readonly connectors: Readonly<ConnectorsConfig>;
   readonly bins: Readonly<{
@@ -99,6 +101,8 @@ export interface Config {
      * auth.json is the login, its config.toml the user's providers and MCP servers.
      */
     codexHome: string;
+    /** Claude Code's config folder (CLAUDE_CONFIG_DIR, else ~/.claude): its `projects/` is the user's history. */
+    claudeConfigDir: string;
     clibSpace: string;
     uploads: string;
   }>;
@@ -210,6 +214,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxQueuedPerSession: parsePositiveInt(env.SPACE_CHAT_MAX_QUEUED, 'SPACE_CHAT_MAX_QUEUED', 5),
       maxImageBytes: parsePositiveInt(env.SPACE_CHAT_MAX_IMAGE_BYTES, 'SPACE_CHAT_MAX_IMAGE_BYTES', 10 * 1024 * 1024),
     }),
+    history: parseSwitch(env.SPACE_HISTORY, 'SPACE_HISTORY', true),
     childEnv: Object.freeze(childEnvOf(env, home)),
     connectors: Object.freeze(connectorsConfig(env, home)),
     bins: Object.freeze({
@@ -242,6 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
       runtimeaAttachmentsDir: path.join(home, '.space-state', 'runtimea-attachments'),
       cliaSpace: path.join(home, 'clia-space'),
       codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? expandHome(env.CODEX_HOME, home, 'CODEX_HOME') ?? path.join(home, '.codex'),
+      claudeConfigDir: expandHome(env.CLAUDE_CONFIG_DIR, home, 'CLAUDE_CONFIG_DIR') ?? path.join(home, '.claude'),
       clibSpace: path.join(home, 'clib-space'),
       uploads: path.join(home, 'uploads'),
     }),

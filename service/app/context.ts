@@ -19,6 +19,7 @@ import { createRuntimes } from '../runtimes/registry.js';
 import type { AgentName, Runtime } from '../runtimes/runtime.js';
 import { RuntimeaGateway } from '../runtimes/runtimea/gateway.js';
 import { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
+import { historyRoots } from '../sessions/history-roots.js';
 import { SessionIndex } from '../sessions/session-index.js';
 import { UsageService } from '../usage/usage.js';
 
@@ -81,7 +82,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const events = new EventHub();
   const uploads = new UploadLedger();
   const sessions = new SessionIndex(
-    { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
+    { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot, ...historyRoots(config) },
     log,
     { countsFile: config.paths.sessionCountsFile, indexFile: config.paths.sessionIndexFile },
   );

@@ -1,5 +1,6 @@
 import type { AgentName } from '../runtimes/runtime.js';
 import { titleFromPrompt } from '../transcripts/title.js';
+import { foldTerminal } from './fold.js';
 import type { LogRef, SourceKind, SourceRecord } from './types.js';
 
 /**
@@ -8,7 +9,7 @@ import type { LogRef, SourceKind, SourceRecord } from './types.js';
  * per-project index (which only fills in what the stores leave out, or lists a session no
  * store has).
  */
-export const PRECEDENCE: readonly SourceKind[] = ['runtimea-sqlite', 'runtimea-file', 'clia', 'clia-legacy', 'clib', 'project'];
+export const PRECEDENCE: readonly SourceKind[] = ['runtimea-sqlite', 'runtimea-file', 'clia', 'clia-legacy', 'clib', 'project', 'clia-home', 'clib-home'];
 
 export interface SessionView {
   id: string;
@@ -31,6 +32,8 @@ export interface MergeInputs {
   logExists(ref: LogRef): boolean;
   /** The first prompt of a log, when it has been read. */
   firstPrompt(ref: LogRef): string | undefined;
+  /** The directory a terminal history log states, when its first lines have been read. */
+  firstDirectory?(ref: LogRef): string | undefined;
 }
 
 const RANK: Readonly<Record<SourceKind, number>> = Object.fromEntries(PRECEDENCE.map((kind, i) => [kind, i])) as Record<SourceKind, number>;
@@ -38,7 +41,7 @@ const RANK: Readonly<Record<SourceKind, number>> = Object.fromEntries(PRECEDENCE
 /** Every session, newest first (ties by id), one per id. */
 export function mergeSessions(inputs: MergeInputs): SessionView[] {
   const byId = new Map<string, SourceRecord[]>();
-  for (const record of inputs.records) {
+  for (const record of foldTerminal(inputs.records)) {
     const list = byId.get(record.id);
     if (list) list.push(record);
     else byId.set(record.id, [record]);
@@ -92,7 +95,7 @@ export function sessionView(records: SourceRecord[], inputs: Omit<MergeInputs, '
     // runtimea's own folder is an OpenClaw agent, not a project: the project index knows the project.
     agentId: owner.agentName === 'runtimea' && project ? project.agentId : owner.agentId,
     updatedAtMs: owner.updatedAtMs ?? newest,
-    directory: directory ?? '',
+    directory: directory ?? (log && inputs.firstDirectory?.(log)) ?? '',
     records,
     log,
   });

@@ -9,6 +9,7 @@ import type { SessionIndex } from './session-index.js';
 import { patchDirectory } from './patch.js';
 import { parseLimit, parseMessageOffset, parseQuery, parseSessionOffset } from './query.js';
 import { messagesPage, sessionPage, sessionOf } from './views.js';
+import { ofOrigin, parseOrigin } from './fold.js';
 
 const PatchBody = z.looseObject({ directory: z.string().min(1) });
 
@@ -24,14 +25,16 @@ export function sessionRoutes(ctx: SessionsDeps): Router {
   router.get('/api/sessions', async (req, res) => {
     const limit = parseLimit(req.query.limit);
     const offset = parseSessionOffset(req.query.offset);
-    res.json(await sessionPage(index, await index.list(), offset, limit));
+    const origin = parseOrigin(req.query.origin);
+    res.json(await sessionPage(index, ofOrigin(await index.list(), origin), offset, limit));
   });
 
   router.get('/api/sessions/search', async (req, res) => {
     const q = parseQuery(req.query.q);
     const limit = parseLimit(req.query.limit);
     const offset = parseSessionOffset(req.query.offset);
-    res.json(await sessionPage(index, await index.search(q), offset, limit));
+    const origin = parseOrigin(req.query.origin);
+    res.json(await sessionPage(index, ofOrigin(await index.search(q), origin), offset, limit));
   });
 
   router.get('/api/sessions/:id', async (req, res) => {

@@ -67,6 +67,8 @@ function decodeRecords(c: RecordColumns, paths: string[], words: string[]): Sour
     if ((title !== null && typeof title !== 'string') || typeof updatedAtMs !== 'number') fail('record');
     if ((c.directory[i] !== NONE && typeof directory !== 'string') || (c.indexFile[i] !== NONE && typeof indexFile !== 'string')) fail('record');
     out[i] = { id, source, agentName, agentId, title: title ?? undefined, updatedAtMs: updatedAtMs === NONE ? undefined : updatedAtMs, directory, indexFile, log: c.logKind[i] === NONE ? undefined : logRef(c, i, paths) };
+    const nativeId = c.nativeId[i];
+    if (typeof nativeId === 'string') out[i]!.nativeId = nativeId;
   }
   return out;
 }
@@ -127,12 +129,13 @@ function decodeFiles(d: Partial<Doc>, records: SourceRecord[], paths: string[], 
 }
 
 function head(h: unknown): Head & { key: FileKey } {
-  if (!Array.isArray(h) || h.length !== 5) fail('log head');
+  if (!Array.isArray(h) || (h.length !== 5 && !(h.length === 6 && typeof h[5] === 'string'))) fail('log head');
   const prompt = h[0];
   const key = { ino: h[2], size: h[3], mtimeMs: h[4] };
   if ((prompt !== null && typeof prompt !== 'string') || (h[1] !== 0 && h[1] !== 1) || typeof key.ino !== 'number' || typeof key.size !== 'number' || typeof key.mtimeMs !== 'number') fail('log head');
   const out: Head & { key: FileKey } = { final: h[1] === 1, key };
   if (prompt !== null) out.prompt = prompt;
+  if (h.length === 6) out.directory = h[5] as string;
   return out;
 }
 

@@ -15,7 +15,7 @@ import type { LogFormat, SourceRecord } from './types.js';
  * the wrong shape anywhere discards the whole snapshot.
  */
 /** Bumped whenever what is saved, how a file is read into it, or the merge's rule for a view changes (saved views are taken back as made). */
-export const VERSION = 4;
+export const VERSION = 5;
 
 export interface IndexState {
   files: Array<[string, Known]>;
@@ -29,7 +29,7 @@ export type SavedState = Omit<IndexState, 'views'> & { views?: SessionView[] };
 
 /** A record's log in columns: its kind (-1 none), its path (or SQLite store), its format, its SQLite session. */
 export const LOG_KINDS = ['file', 'legacy', 'sqlite'] as const;
-export const FORMATS: readonly LogFormat[] = ['runtimea', 'clia', 'clib'];
+export const FORMATS: readonly LogFormat[] = ['runtimea', 'clia', 'clib', 'clib-rollout'];
 export const ROLES = { index: 0, log: 1, legacy: 2, sqlite: 3 } as const;
 /** A missing number or position (updatedAtMs, directory, index file, log). */
 export const NONE = -1;
@@ -48,6 +48,8 @@ export interface RecordColumns {
   logPath: number[];
   logFormat: number[];
   logSession: Array<string | null>;
+  /** The program's own id of a service session (version 5: terminal history folds by it). */
+  nativeId: Array<string | null>;
 }
 
 /** Files in order: every file's path, role and key; logs' own fields in `logs`, the other roles' rows in `others`, both in file order. */
@@ -59,8 +61,8 @@ export interface FileColumns {
   mtimeMs: number[];
 }
 
-/** [prompt, final (0/1), ino, size, mtimeMs] of a log's first lines. */
-export type HeadRow = [string | null, 0 | 1, number, number, number];
+/** [prompt, final (0/1), ino, size, mtimeMs, directory?] of a log's first lines (the directory: terminal history). */
+export type HeadRow = [string | null, 0 | 1, number, number, number] | [string | null, 0 | 1, number, number, number, string];
 
 export interface LogColumns {
   store: number[];
@@ -124,7 +126,7 @@ function columns<T extends object>(keys: ReadonlyArray<keyof T>): T {
   return Object.fromEntries(keys.map((k) => [k, []])) as T;
 }
 
-export const RECORD_KEYS = ['id', 'source', 'agent', 'agentId', 'title', 'updatedAtMs', 'directory', 'indexFile', 'logKind', 'logPath', 'logFormat', 'logSession'] as const;
+export const RECORD_KEYS = ['id', 'source', 'agent', 'agentId', 'title', 'updatedAtMs', 'directory', 'indexFile', 'logKind', 'logPath', 'logFormat', 'logSession', 'nativeId'] as const;
 export const FILE_KEYS = ['path', 'role', 'ino', 'size', 'mtimeMs'] as const;
 export const LOG_KEYS = ['store', 'agentId', 'id', 'head'] as const;
 export const DIR_KEYS = ['path', 'ino', 'mtimeMs', 'listedAt'] as const;
@@ -158,7 +160,7 @@ export function encodeSnapshot(state: IndexState, roots: SessionRoots): Doc {
       logs.store.push(words.of(known.store));
       logs.agentId.push(words.of(known.agentId));
       logs.id.push(known.id);
-      logs.head.push(h ? [h.prompt ?? null, h.final ? 1 : 0, h.key.ino, h.key.size, h.key.mtimeMs] : null);
+      logs.head.push(h ? [h.prompt ?? null, h.final ? 1 : 0, h.key.ino, h.key.size, h.key.mtimeMs, ...(h.directory ? [h.directory] : [])] as HeadRow : null);
     } else if (known.role === 'index') others.push([known.records.map(ref)]);
     else if (known.role === 'legacy') others.push([ref(known.record), known.prompt ?? null]);
     else others.push([known.key, known.records.map(ref), [...known.prompts].map(([id, prompt]) => [id, prompt ?? null])]);
@@ -187,6 +189,7 @@ function addRecord(c: RecordColumns, r: SourceRecord, paths: Table, words: Table
   c.logPath.push(log ? paths.of(log.kind === 'sqlite' ? log.db : log.path) : NONE);
   c.logFormat.push(log?.kind === 'file' ? FORMATS.indexOf(log.format) : NONE);
   c.logSession.push(log?.kind === 'sqlite' ? log.sessionId : null);
+  c.nativeId.push(r.nativeId ?? null);
   return c.id.push(r.id) - 1;
 }
 

@@ -6,7 +6,7 @@ import { absentDir, proves, type DirKey } from './dir-key.js';
 import { eachStart, readdir, readFile, stat, statMany } from './disk.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
-import { promptIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
+import { headIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
 import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
 import { eachLimited } from './limit.js';
 import type { LogReader, LogVersion } from './logs.js';
@@ -14,6 +14,7 @@ import { cliaRecordSource, orphanLogRecord, projectRecords, storeIndexRecords } 
 import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
 import { firstUserText } from '../transcripts/title.js';
 import type { LogRef, SourceRecord } from './types.js';
+import { rootList } from './history-layout.js';
 
 /** A log (or SQLite store) that appeared, grew, was rewritten or went away. */
 export interface LogChange {
@@ -128,7 +129,7 @@ export class SourceFiles {
     const listedAt = Date.now();
     // The folder's stat before its listing: an entry that comes after moves the mtime past it.
     const st = await stat(dir).catch(() => undefined);
-    if (!st && Object.values(this.roots).includes(dir)) {
+    if (!st && rootList(this.roots).includes(dir)) {
       this.dirs.set(dir, absentDir(listedAt));
       return;
     }
@@ -292,9 +293,9 @@ export class SourceFiles {
     await eachStart(files, QUICK_HEAD_BYTES, (file, head, st) => {
       const known = this.files.get(file);
       if (known?.role !== 'log') return;
-      const prompt = promptIn(head, STORE_FORMAT[known.store]);
-      if (prompt !== undefined) known.head = { prompt, final: true, key: known.key };
-      else if (st.size <= QUICK_HEAD_BYTES) known.head = { final: false, key: known.key };
+      const found = headIn(head, STORE_FORMAT[known.store]);
+      if (found.prompt !== undefined) known.head = { ...found, final: true, key: known.key };
+      else if (st.size <= QUICK_HEAD_BYTES) known.head = { ...found, final: false, key: known.key };
       else further.push(file);
     });
     await eachLimited(further, IO_CONCURRENCY, async (file) => {
@@ -320,6 +321,12 @@ export class SourceFiles {
   versionOf(ref: LogRef): LogVersion | undefined {
     const known = this.files.get(ref.kind === 'sqlite' ? ref.db : ref.path);
     return known?.key;
+  }
+
+  /** The working directory a terminal history log states in its first lines, if read. */
+  firstDirectory(ref: LogRef): string | undefined {
+    const known = ref.kind === 'file' ? this.files.get(ref.path) : undefined;
+    return known?.role === 'log' ? known.head?.directory : undefined;
   }
 
   /** The first prompt read from a log, if any. */

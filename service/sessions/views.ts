@@ -5,6 +5,7 @@ import { mapLimited } from './limit.js';
 import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
 import type { Session } from './types.js';
+import { originOf } from './fold.js';
 
 export async function sessionOf(index: SessionIndex, view: SessionView): Promise<Session> {
   await index.ensureTitle(view);
@@ -16,6 +17,7 @@ export async function sessionOf(index: SessionIndex, view: SessionView): Promise
     updated_at: new Date(view.updatedAtMs).toISOString(),
     directory: view.directory,
     message_count: await index.messageCount(view),
+    origin: originOf(view.records[0]!),
   };
 }
 

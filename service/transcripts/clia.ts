@@ -143,3 +143,8 @@ export function peekClia(line: Buffer): Role[] | undefined {
   if (type === undefined || type === 'user' || type === 'assistant') return undefined;
   return [];
 }
+
+/** Claude Code's on-disk records state the process's directory on every record (`cwd`). */
+export function cliaDirectory(record: unknown): string | undefined {
+  return isObject(record) ? str(record.cwd) || undefined : undefined;
+}

@@ -13,7 +13,7 @@ import { FIXTURES } from './fixtures.js';
  * every well-formed line, or pages and totals would drift apart.
  */
 function recorded(format: LogFormat): string[] {
-  const dirs: Record<LogFormat, string[]> = { runtimea: ['runtimea-file', 'runtimea-sqlite/transcripts'], clia: ['clia'], clib: ['clib'] };
+  const dirs: Record<LogFormat, string[]> = { runtimea: ['runtimea-file', 'runtimea-sqlite/transcripts'], clia: ['clia'], clib: ['clib'], 'clib-rollout': ['clib-rollout'] };
   return dirs[format].flatMap((d) =>
     readdirSync(path.join(FIXTURES, d))
       .filter((f) => f.endsWith('.jsonl') && !f.includes('trajectory'))
@@ -25,6 +25,7 @@ function generated(format: LogFormat): string[] {
   const rand = random(3);
   const shapes = turns(rand, 40);
   if (format === 'runtimea') return runtimeaLines('abcdef01-0000-4000-a000-000000000000', shapes, 0, rand);
+  if (format === 'clib-rollout') return [];
   return format === 'clia' ? cliaLines('s', shapes, 0, rand) : clibLines(shapes, 0, rand);
 }
 
@@ -51,10 +52,16 @@ const oddLines: Record<LogFormat, string[]> = {
     '{"timestamp":"2026-01-01T00:00:00Z","type":"user.message","text":"stamped first"}',
     '{"type":"item.completed","item":{"id":"item_2","type":"mcp_tool_call","server":"s","tool":"t","arguments":{},"status":"completed"}}',
   ],
+  'clib-rollout': [
+    '{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"user_message","message":"not the record"}}',
+    '{"type":"response_item","timestamp":"2026-01-01T00:00:00Z","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"order differs"}]}}',
+    '{"payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"payload first"}]},"type":"response_item"}',
+    '{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x"}]}}',
+  ],
 };
 
 describe('peeks agree with the normalizer', () => {
-  for (const format of ['runtimea', 'clia', 'clib'] as const) {
+  for (const format of ['runtimea', 'clia', 'clib', 'clib-rollout'] as const) {
     it(`${format}: every recorded, generated and odd line`, () => {
       let answered = 0;
       const lines = [...recorded(format), ...generated(format), ...oddLines[format]];

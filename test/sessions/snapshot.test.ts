@@ -107,7 +107,7 @@ describe('the saved session index', () => {
     const first = await start();
     expect((await stat(snapshotFile())).mode & 0o777).toBe(0o600);
     const saved = JSON.parse(await readFile(snapshotFile(), 'utf8'));
-    expect(saved.version).toBe(4);
+    expect(saved.version).toBe(5);
     // The first prompts read (three OpenClaw logs, and clia-b's, which its index leaves
     // untitled); index files are read again at each start.
     const heads = saved.logs.head.filter(Boolean).length;

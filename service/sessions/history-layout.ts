@@ -1,0 +1,73 @@
+import { SAFE_ID } from '../ids.js';
+import type { PathRole, SessionRoots } from './layout.js';
+
+/**
+ * The user's terminal history as path shapes (docs/history.md), beside the service's own
+ * stores in layout.ts: the same table drives the walk, the watcher and what a change means.
+ *
+ *   <claude config>/projects/<key>/<sessionId>.jsonl                       Claude Code
+ *   <CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<UTC start>-<threadId>.jsonl  Codex
+ *   <CODEX_HOME>/archived_sessions/rollout-<UTC start>-<threadId>.jsonl    Codex, archived
+ *
+ * Claude Code's `<key>/<sessionId>/` folders (sub-agents, big tool outputs), its legacy
+ * `agent-*.jsonl` sub-agent files and every other file are not sessions here.
+ */
+export type HistoryStore = 'clia-home' | 'clib-home';
+
+/** The agent id every terminal session is listed under (they belong to no Space project). */
+export const TERMINAL_AGENT_ID = 'terminal';
+
+/** Claude Code's project key: the path with every other character made `-` (over 200: cut and hashed). */
+const KEY = /^[A-Za-z0-9_-]{1,255}$/;
+const DIGITS = (n: number): RegExp => new RegExp(`^\\d{${n}}$`);
+const YEAR = DIGITS(4);
+const TWO = DIGITS(2);
+/** A rollout's name ends with its thread id (a UUID). */
+const ROLLOUT = /^rollout-.+-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$/;
+
+const DIR: PathRole = Object.freeze({ type: 'dir' });
+const FILES_ONLY: PathRole = Object.freeze({ type: 'dir', files: true });
+
+/** The role of a path below one of the history roots; `below` gives its parts under a root. */
+export function historyRole(roots: SessionRoots, below: (root: string) => string[] | undefined): PathRole | undefined {
+  const claude = roots.cliaHome === undefined ? undefined : below(roots.cliaHome);
+  if (claude) return claudeRole(claude);
+  const sessions = roots.clibHome === undefined ? undefined : below(roots.clibHome);
+  if (sessions) return codexRole(sessions);
+  const archived = roots.clibArchive === undefined ? undefined : below(roots.clibArchive);
+  if (archived) return archived.length === 0 ? FILES_ONLY : archived.length === 1 ? rollout(archived[0]!) : undefined;
+  return undefined;
+}
+
+function claudeRole(parts: string[]): PathRole | undefined {
+  const [key, file, ...rest] = parts;
+  if (rest.length > 0) return undefined;
+  if (key === undefined) return DIR;
+  if (!KEY.test(key)) return undefined;
+  if (file === undefined) return FILES_ONLY;
+  if (!file.endsWith('.jsonl') || file.startsWith('agent-')) return undefined;
+  const id = file.slice(0, -'.jsonl'.length);
+  return SAFE_ID.test(id) && !id.startsWith('.') ? { type: 'log', store: 'clia-home', agentId: TERMINAL_AGENT_ID, id } : undefined;
+}
+
+function codexRole(parts: string[]): PathRole | undefined {
+  const [year, month, day, file, ...rest] = parts;
+  if (rest.length > 0) return undefined;
+  if (year === undefined) return DIR;
+  if (!YEAR.test(year)) return undefined;
+  if (month === undefined) return DIR;
+  if (!TWO.test(month)) return undefined;
+  if (day === undefined) return DIR;
+  if (!TWO.test(day)) return undefined;
+  return file === undefined ? FILES_ONLY : rollout(file);
+}
+
+function rollout(file: string): PathRole | undefined {
+  const id = ROLLOUT.exec(file)?.[1];
+  return id ? { type: 'log', store: 'clib-home', agentId: TERMINAL_AGENT_ID, id: id.toLowerCase() } : undefined;
+}
+
+/** The roots that are set, as a list (history roots are absent when reading it is off). */
+export function rootList(roots: SessionRoots): string[] {
+  return Object.values(roots).filter((r): r is string => typeof r === 'string');
+}

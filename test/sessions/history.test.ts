@@ -1,0 +1,123 @@
+import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CliSessionStore } from '../../service/runtimes/cli-session-store.js';
+import { eventually } from '../helpers/eventually.js';
+import { openSse } from '../helpers/sse.js';
+import { startService, type TestService } from '../helpers/service.js';
+import { FIXTURES } from './fixtures.js';
+
+/**
+ * The user's terminal history (docs/history.md) as the programs wrote it (recorded files of
+ * Claude Code 2.1.330 and Codex 0.169.0): listed with `origin: "terminal"`, read, followed
+ * live, folded into the service's entry when the service ran it, and not read at all with
+ * SPACE_HISTORY=off. The real programs' lane is test/sessions/real-history.test.ts.
+ */
+const CLAUDE_ID = 'b3ae9e06-f283-4f86-b666-4daa715badec';
+const CODEX_ID = '01a1fea8-3aa0-7090-8b45-f828b20a9d33';
+const CODEX_FILE = `rollout-2026-11-21T15-10-00-${CODEX_ID}.jsonl`;
+/** A rollout the service's own clib store names as a session's thread. */
+const RAN_ID = '01a1fea5-8c7b-7943-a9b1-1514d8f61ca9';
+const RAN_FILE = `rollout-2026-11-21T15-07-04-${RAN_ID}.jsonl`;
+
+let svc: TestService;
+let home: string;
+const projectDir = (h: string): string => path.join(h, '.claude', 'projects', '-home-user-rt-claude-fx-proj');
+const dayDir = (h: string): string => path.join(h, '.codex', 'sessions', '2026', '11', '21');
+
+async function writeHistory(h: string): Promise<void> {
+  await mkdir(projectDir(h), { recursive: true });
+  await mkdir(dayDir(h), { recursive: true });
+  await copyFile(path.join(FIXTURES, 'clia-native', `${CLAUDE_ID}.jsonl`), path.join(projectDir(h), `${CLAUDE_ID}.jsonl`));
+  for (const f of [CODEX_FILE, RAN_FILE]) await copyFile(path.join(FIXTURES, 'clib-rollout', f), path.join(dayDir(h), f));
+  await new CliSessionStore(path.join(h, 'clib-space'), 'clib').upsert('proj', 'space-clib-1', { title: 'Run by the app', nativeSessionId: RAN_ID, updatedAt: Date.now(), directory: '/x' });
+  await writeFile(path.join(h, 'clib-space', 'proj', 'sessions', 'space-clib-1.jsonl'), '');
+}
+
+beforeAll(async () => {
+  home = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-'));
+  await writeHistory(home);
+  svc = await startService({ home });
+});
+
+afterAll(async () => {
+  await svc?.close();
+  await rm(home, { recursive: true, force: true });
+});
+
+async function listed(query = ''): Promise<any[]> {
+  const res = await svc.get(`/api/sessions?limit=1000${query}`);
+  expect(res.status).toBe(200);
+  return res.json().sessions;
+}
+
+describe('terminal history', () => {
+  it('lists Claude Code and Codex sessions with origin terminal, their first prompt and directory', async () => {
+    const all = await listed();
+    const claude = all.find((s) => s.session_id === CLAUDE_ID);
+    const codex = all.find((s) => s.session_id === CODEX_ID);
+    expect(claude).toMatchObject({ origin: 'terminal', agent_name: 'clia_code', title: 'Say hello', directory: '/home/user/rt-claude/fx/proj', message_count: 9 });
+    expect(codex).toMatchObject({ origin: 'terminal', agent_name: 'clib', title: 'Say hello via app-server', directory: '/home/user/rt-codex/fx/proj', message_count: 4 });
+  });
+
+  it('lists a session the service ran once, as the service\'s', async () => {
+    const all = await listed();
+    expect(all.filter((s) => s.session_id === RAN_ID)).toEqual([]);
+    expect(all.filter((s) => s.session_id === 'space-clib-1')).toEqual([expect.objectContaining({ origin: 'space', title: 'Run by the app' })]);
+  });
+
+  it('filters by origin', async () => {
+    const terminal = await listed('&origin=terminal');
+    expect(terminal.map((s) => s.session_id).sort()).toEqual([CODEX_ID, CLAUDE_ID].sort());
+    expect((await listed('&origin=space')).map((s) => s.session_id)).toEqual(['space-clib-1']);
+    const bad = await svc.get('/api/sessions?origin=cli');
+    expect(bad.status).toBe(400);
+    expect(bad.json()).toEqual({ detail: 'origin must be space or terminal' });
+  });
+
+  it('answers their messages in the usual shapes', async () => {
+    const codex = (await svc.get(`/api/messages/${CODEX_ID}?offset=0`)).json();
+    expect(codex.total).toBe(4);
+    expect(codex.messages.map((m: any) => [m.role, m.text])).toEqual([
+      ['user', 'Say hello via app-server'],
+      ['assistant', 'Hello from fake-openai. You said: Say hello via app-server'],
+      ['user', 'Again via app-server'],
+      ['assistant', 'Hello from fake-openai. You said: Again via app-server'],
+    ]);
+    const claude = (await svc.get(`/api/messages/${CLAUDE_ID}?offset=0`)).json();
+    expect(claude.messages.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'tool', 'tool', 'assistant']);
+    expect(claude.messages.find((m: any) => m.tool_call)?.tool_call).toMatchObject({ name: 'Bash' });
+  });
+
+  it('follows a terminal append and a new session live', async () => {
+    const file = path.join(dayDir(home), CODEX_FILE);
+    const line = (await readFile(file, 'utf8')).split('\n').find((l) => l.includes('"role":"user"') && l.includes('Again via app-server'))!;
+    const sse = await openSse(svc.port, '/api/events');
+    try {
+      await appendFile(file, line.replace('Again via app-server', 'A third prompt from the terminal') + '\n');
+      const updated = await sse.waitFor((e) => e.event === 'session-updated' && e.data.session_id === CODEX_ID, 5000);
+      expect(updated.data).toMatchObject({ origin: 'terminal', message_count: 5 });
+    } finally {
+      sse.close();
+    }
+    expect((await listed()).find((s) => s.session_id === CODEX_ID)?.message_count).toBe(5);
+    const id = '12345678-1234-4234-8234-123456789abc';
+    const source = await readFile(path.join(FIXTURES, 'clia-native', `${CLAUDE_ID}.jsonl`), 'utf8');
+    await writeFile(path.join(projectDir(home), `${id}.jsonl`), source.replaceAll(CLAUDE_ID, id));
+    await eventually(async () => expect((await listed('&origin=terminal')).map((s) => s.session_id)).toContain(id));
+  });
+});
+
+describe('SPACE_HISTORY=off', () => {
+  it('reads none of it', async () => {
+    const off = await startService({ home, env: { SPACE_HISTORY: 'off' } });
+    try {
+      const res = await off.get('/api/sessions?limit=1000');
+      expect(res.json().sessions.map((s: any) => s.session_id)).toEqual(['space-clib-1']);
+      expect((await off.get(`/api/messages/${CODEX_ID}`)).status).toBe(404);
+    } finally {
+      await off.close();
+    }
+  });
+});
