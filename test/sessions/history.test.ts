@@ -90,6 +90,28 @@ describe('terminal history', () => {
     expect(claude.messages.find((m: any) => m.tool_call)?.tool_call).toMatchObject({ name: 'Bash' });
   });
 
+  it('full-text search finds their words', async () => {
+    await eventually(async () => {
+      const { hits } = (await svc.get('/api/fts/search?q=app%2Dserver')).json();
+      expect(hits.filter((h: any) => h.session_id === CODEX_ID).length).toBeGreaterThan(0);
+    });
+    const { hits } = (await svc.get('/api/fts/search?q=echo')).json();
+    expect(hits.some((h: any) => h.session_id === CLAUDE_ID && h.kind === 'tool_call')).toBe(true);
+  });
+
+  it('usage counts them once, and ?origin= filters it', async () => {
+    const report = (await svc.get('/api/usage?days=3650')).json();
+    const codex = report.by_session.find((s: any) => s.session_id === CODEX_ID);
+    // Codex's rule: the rollout's last total_token_usage (input 28922 of which 11584 cached, output 61).
+    expect(codex.tokens_total).toBe(28922 + 61);
+    expect(report.by_session.find((s: any) => s.session_id === CLAUDE_ID).tokens_total).toBeGreaterThan(0);
+    const space = (await svc.get('/api/usage?days=3650&origin=space')).json();
+    expect(space.by_session.map((s: any) => s.session_id)).not.toContain(CODEX_ID);
+    const terminal = (await svc.get('/api/usage?days=3650&origin=terminal')).json();
+    expect(terminal.by_session.map((s: any) => s.session_id).sort()).toEqual([CODEX_ID, CLAUDE_ID].sort());
+    expect((await svc.get('/api/usage?origin=x')).status).toBe(400);
+  });
+
   it('follows a terminal append and a new session live', async () => {
     const file = path.join(dayDir(home), CODEX_FILE);
     const line = (await readFile(file, 'utf8')).split('\n').find((l) => l.includes('"role":"user"') && l.includes('Again via app-server'))!;
