@@ -1,0 +1,110 @@
+import { spawnSync } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
+import { startFakeClaudeOAuth, type FakeClaudeOAuth } from '../fakes/claude-oauth.js';
+import { startChat, type ChatService } from '../helpers/chat.js';
+import { eventually } from '../helpers/eventually.js';
+import { claudeLaneEnv, realProgram } from '../helpers/programs.js';
+import { claudeSetupToken, type Ran } from '../helpers/setups.js';
+import { runInTerminal } from '../helpers/terminal.js';
+import { startService } from '../helpers/service.js';
+
+/**
+ * The user's Claude Code history on the real CLI (docs/history.md): a session run with
+ * `claude -p` in a terminal (not through the service), in a home signed in with the real
+ * `claude setup-token`, is listed `origin: "terminal"`, its messages answer, search finds its
+ * words and usage counts it as ccusage does; a session the service ran is listed once.
+ */
+const claude = realProgram('claude');
+const ccusage = realProgram('ccusage');
+const TOKEN = 'sk-ant-oat01-HistoryLaneToken_0123456789abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRSTUVWX_0123456';
+const CODE = 'ac_history_lane_code_0123456789';
+
+let fake: FakeAnthropic;
+let oauth: FakeClaudeOAuth;
+let chat: ChatService;
+let project: string;
+
+/** `claude -p` as the user runs it in a terminal: their HOME, their token, their project folder. */
+function terminalClaude(args: string[]): Promise<Ran> {
+  const { SPACE_CLIA_BIN: _bin, SPACE_CHAT_ABORT_GRACE_MS: _grace, ...env } = claudeLaneEnv(claude!, fake.url);
+  return runInTerminal(claude!, args, { ...env, PATH: process.env.PATH, HOME: chat.home, CLAUDE_CODE_OAUTH_TOKEN: TOKEN }, project);
+}
+
+beforeAll(async () => {
+  if (!claude) return;
+  fake = await startFakeAnthropic({ apiKey: TOKEN });
+  oauth = await startFakeClaudeOAuth({ code: CODE, token: TOKEN });
+  chat = await startChat(claudeLaneEnv(claude, fake.url));
+  await claudeSetupToken(chat, oauth);
+  project = path.join(chat.home, 'work', 'terminal-project');
+  await mkdir(project, { recursive: true });
+}, 120_000);
+afterAll(async () => {
+  await chat?.close();
+  await fake?.close();
+  await oauth?.close();
+});
+
+async function terminalSessions(): Promise<any[]> {
+  return (await chat.get('/api/sessions?limit=1000&origin=terminal')).json().sessions;
+}
+
+describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
+  let id: string;
+
+  it('a `claude -p` run from a terminal is listed as the terminal\'s, with its prompt, directory and messages', async () => {
+    await terminalClaude(['-p', 'Tell me about quixotic lighthouses']);
+    await eventually(async () => expect(await terminalSessions()).toHaveLength(1), 5000);
+    const [session] = await terminalSessions();
+    id = session.session_id;
+    expect(session).toMatchObject({ origin: 'terminal', agent_name: 'clia_code', title: 'Tell me about quixotic lighthouses', directory: realpathSync(project), message_count: 2 });
+    const { messages } = (await chat.get(`/api/messages/${id}`)).json();
+    expect(messages.map((m: any) => [m.role, m.text])).toEqual([
+      ['user', 'Tell me about quixotic lighthouses'],
+      ['assistant', 'Hello from the fake Anthropic API. You said: Tell me about quixotic lighthouses'],
+    ]);
+  });
+
+  it('search finds its words', async () => {
+    await eventually(async () => {
+      const { hits } = (await chat.get('/api/fts/search?q=quixotic')).json();
+      expect(hits.map((h: any) => h.session_id)).toContain(id);
+    });
+  });
+
+  it.skipIf(!ccusage)('usage counts it as ccusage does, per day and per model, to the token', async () => {
+    const ran = spawnSync(ccusage!, ['claude', 'daily', '--json', '--offline', '--timezone', 'UTC'], { env: { PATH: process.env.PATH, HOME: chat.home }, encoding: 'utf8' });
+    expect(ran.status, ran.stderr).toBe(0);
+    const cc = JSON.parse(ran.stdout);
+    expect(cc.totals.totalTokens).toBeGreaterThan(0);
+    const ours = (await chat.get('/api/usage?days=3650')).json();
+    for (const day of cc.daily) expect(ours.daily.find((d: any) => d.date === day.date)?.tokens_total, day.date).toBe(day.totalTokens);
+    const models = new Map<string, any>();
+    for (const day of cc.daily) for (const m of day.modelBreakdowns) models.set(m.modelName, m);
+    expect(ours.by_model.map((m: any) => [m.model, m.tokens_in, m.tokens_out, m.cache_read, m.cache_write]).sort()).toEqual(
+      [...models.values()].map((m) => [m.modelName, m.inputTokens, m.outputTokens, m.cacheReadTokens, m.cacheCreationTokens]).sort(),
+    );
+    expect(ours.by_session.map((s: any) => s.session_id)).toEqual([id]);
+  });
+
+  it('a session the service ran is listed once, as the service\'s', async () => {
+    const { sessionId } = await chat.turn({ text: 'Say hello through the app', agent_name: 'clia_code' });
+    const all = (await chat.get('/api/sessions?limit=1000')).json().sessions;
+    expect(all.filter((s: any) => s.session_id === sessionId)).toEqual([expect.objectContaining({ origin: 'space', title: 'Say hello through the app' })]);
+    expect((await terminalSessions()).map((s) => s.session_id)).toEqual([id]);
+  });
+
+  it('SPACE_HISTORY=off reads none of it', async () => {
+    const off = await startService({ home: chat.home, env: { SPACE_HISTORY: 'off', SPACE_CLIA_BIN: claude! } });
+    try {
+      expect((await off.get('/api/sessions?limit=1000&origin=terminal')).json().sessions).toEqual([]);
+      expect((await off.get(`/api/messages/${id}`)).status).toBe(404);
+    } finally {
+      await off.close();
+    }
+  });
+});
