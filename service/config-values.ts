@@ -77,6 +77,13 @@ export function parseHttpUrl(value: string | undefined, name: string): string | 
   return value.replace(/\/+$/, '');
 }
 
+/** A decimal integer of 0 or more; unset or empty: the fallback. */
+export function parseNonNegativeInt(value: string | undefined, name: string, fallback: number): number {
+  if (!value) return fallback;
+  if (!/^\d{1,9}$/.test(value)) throw new ConfigError(`${name} must be an integer of 0 or more, got ${value}`);
+  return Number(value);
+}
+
 /** on/off, 1/0, true/false, yes/no (any case); unset or empty: the fallback. */
 export function parseSwitch(value: string | undefined, name: string, fallback: boolean): boolean {
   if (!value) return fallback;

@@ -19,7 +19,7 @@ import { createRuntimes } from '../runtimes/registry.js';
 import type { AgentName, Runtime } from '../runtimes/runtime.js';
 import { RuntimeaGateway } from '../runtimes/runtimea/gateway.js';
 import { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
-import { historyRoots } from '../sessions/history-roots.js';
+import { historyRoots, startHistoryKeeper } from '../sessions/history-roots.js';
 import { SessionIndex } from '../sessions/session-index.js';
 import { UsageService } from '../usage/usage.js';
 
@@ -124,6 +124,7 @@ export function startServices(ctx: ServiceContext): RunningServices {
   // A restart's usage view first: the full-text reconcile waits for its pass (bounded).
   ctx.fts.start(usageWarmed);
   const eventSources = startEventSources(ctx.events, ctx.sessions, ctx.fts);
+  const keeper = startHistoryKeeper(ctx);
   return {
     stop: async () => {
       // First the work that ends streams with `done` (the chat engine aborts its running turns)
@@ -131,6 +132,7 @@ export function startServices(ctx: ServiceContext): RunningServices {
       const results = await Promise.allSettled([ctx.chat.close(), ctx.usage.stop()]);
       for (const r of results) if (r.status === 'rejected') ctx.log.error({ err: String(r.reason) }, 'shutdown task failed');
       eventSources.stop();
+      await keeper?.close();
       await Promise.allSettled([...ctx.runtimes.values()].map((runtime) => runtime.close()));
       ctx.streams.closeAll();
       await ctx.fts.close();

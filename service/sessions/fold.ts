@@ -2,7 +2,15 @@ import { HttpError } from '../errors.js';
 import type { SourceKind, SourceRecord } from './types.js';
 
 /** The sources that are the user's terminal history, not a store of the service's own. */
-export const TERMINAL_SOURCES: ReadonlySet<SourceKind> = new Set(['clia-home', 'clib-home']);
+export const TERMINAL_SOURCES: ReadonlySet<SourceKind> = new Set(['clia-home', 'clib-home', 'clia-kept', 'clib-kept', 'clib-zst']);
+
+/** The programs' own files (a kept copy is the service's). */
+const SOURCE_FILES: ReadonlySet<SourceKind> = new Set(['clia-home', 'clib-home', 'clib-zst']);
+
+/** A terminal session whose program's file is gone, read from the service's kept copy. */
+export function isRetained(records: readonly SourceRecord[]): boolean {
+  return TERMINAL_SOURCES.has(records[0]!.source) && !records.some((r) => SOURCE_FILES.has(r.source));
+}
 
 export type Origin = 'space' | 'terminal';
 

@@ -9,10 +9,12 @@ import type { PathRole, SessionRoots } from './layout.js';
  *   <CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<UTC start>-<threadId>.jsonl  Codex
  *   <CODEX_HOME>/archived_sessions/rollout-<UTC start>-<threadId>.jsonl    Codex, archived
  *
+ *   ~/.space-state/history/{clia,clib}/<id>.jsonl                          the service's kept copies
+ *
  * Claude Code's `<key>/<sessionId>/` folders (sub-agents, big tool outputs), its legacy
  * `agent-*.jsonl` sub-agent files and every other file are not sessions here.
  */
-export type HistoryStore = 'clia-home' | 'clib-home';
+export type HistoryStore = 'clia-home' | 'clib-home' | 'clia-kept' | 'clib-kept' | 'clib-zst';
 
 /** The agent id every terminal session is listed under (they belong to no Space project). */
 export const TERMINAL_AGENT_ID = 'terminal';
@@ -23,7 +25,7 @@ const DIGITS = (n: number): RegExp => new RegExp(`^\\d{${n}}$`);
 const YEAR = DIGITS(4);
 const TWO = DIGITS(2);
 /** A rollout's name ends with its thread id (a UUID). */
-const ROLLOUT = /^rollout-.+-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$/;
+const ROLLOUT = /^rollout-.+-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl(\.zst)?$/;
 
 const DIR: PathRole = Object.freeze({ type: 'dir' });
 const FILES_ONLY: PathRole = Object.freeze({ type: 'dir', files: true });
@@ -36,7 +38,17 @@ export function historyRole(roots: SessionRoots, below: (root: string) => string
   if (sessions) return codexRole(sessions);
   const archived = roots.clibArchive === undefined ? undefined : below(roots.clibArchive);
   if (archived) return archived.length === 0 ? FILES_ONLY : archived.length === 1 ? rollout(archived[0]!) : undefined;
+  for (const [root, store] of [[roots.cliaKept, 'clia-kept'], [roots.clibKept, 'clib-kept']] as const) {
+    const kept = root === undefined ? undefined : below(root);
+    if (kept) return kept.length === 0 ? FILES_ONLY : kept.length === 1 ? keptRole(store, kept[0]!) : undefined;
+  }
   return undefined;
+}
+
+/** A kept copy is `<id>.jsonl`, written only by history-keep.ts. */
+function keptRole(store: 'clia-kept' | 'clib-kept', file: string): PathRole | undefined {
+  const id = file.endsWith('.jsonl') ? file.slice(0, -'.jsonl'.length) : '';
+  return SAFE_ID.test(id) && !id.startsWith('.') ? { type: 'log', store, agentId: TERMINAL_AGENT_ID, id } : undefined;
 }
 
 function claudeRole(parts: string[]): PathRole | undefined {
@@ -62,9 +74,10 @@ function codexRole(parts: string[]): PathRole | undefined {
   return file === undefined ? FILES_ONLY : rollout(file);
 }
 
+/** A rollout, plain or compressed (`.jsonl.zst`: Codex 0.137+ after 7 idle days; read through its kept copy). */
 function rollout(file: string): PathRole | undefined {
-  const id = ROLLOUT.exec(file)?.[1];
-  return id ? { type: 'log', store: 'clib-home', agentId: TERMINAL_AGENT_ID, id: id.toLowerCase() } : undefined;
+  const m = ROLLOUT.exec(file);
+  return m ? { type: 'log', store: m[2] ? 'clib-zst' : 'clib-home', agentId: TERMINAL_AGENT_ID, id: m[1]!.toLowerCase() } : undefined;
 }
 
 /** The roots that are set, as a list (history roots are absent when reading it is off). */

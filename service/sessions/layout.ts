@@ -21,7 +21,8 @@ export { SQLITE_FILE };
  *   the user's terminal history (history-layout.ts), when reading it is on:
  *   <claude config>/projects/<key>/<id>.jsonl                          clia-home
  *   <CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl(.zst)   clib-home
- *   <CODEX_HOME>/archived_sessions/rollout-<time>-<id>.jsonl(.zst)     clib-home
+ *   <CODEX_HOME>/archived_sessions/rollout-<time>-<id>.jsonl(.zst)     clib-home (.zst: clib-zst)
+ *   ~/.space-state/history/{clia,clib}/<id>.jsonl                     clia-kept, clib-kept
  */
 export interface SessionRoots {
   runtimea: string;
@@ -33,6 +34,9 @@ export interface SessionRoots {
   /** Codex's `sessions/` and `archived_sessions/` folders; absent when history reading is off. */
   clibHome?: string;
   clibArchive?: string;
+  /** The service's kept copies of them (~/.space-state/history/{clia,clib}). */
+  cliaKept?: string;
+  clibKept?: string;
 }
 
 export type StoreName = 'runtimea' | 'clia' | 'clib' | HistoryStore;
@@ -49,8 +53,8 @@ export type PathRole =
 /** The role of a file (not a folder) in the layout. */
 export type FileRole = Exclude<PathRole, { type: 'dir' }>;
 
-export const STORE_AGENT: Readonly<Record<StoreName, AgentName>> = { runtimea: 'runtimea', clia: 'clia_code', clib: 'clib', 'clia-home': 'clia_code', 'clib-home': 'clib' };
-export const STORE_FORMAT: Readonly<Record<StoreName, LogFormat>> = { runtimea: 'runtimea', clia: 'clia', clib: 'clib', 'clia-home': 'clia', 'clib-home': 'clib-rollout' };
+export const STORE_AGENT: Readonly<Record<StoreName, AgentName>> = { runtimea: 'runtimea', clia: 'clia_code', clib: 'clib', 'clia-home': 'clia_code', 'clib-home': 'clib', 'clia-kept': 'clia_code', 'clib-kept': 'clib', 'clib-zst': 'clib' };
+export const STORE_FORMAT: Readonly<Record<StoreName, LogFormat>> = { runtimea: 'runtimea', clia: 'clia', clib: 'clib', 'clia-home': 'clia', 'clib-home': 'clib-rollout', 'clia-kept': 'clia', 'clib-kept': 'clib-rollout', 'clib-zst': 'clib-rollout' };
 
 export const INDEX_FILE = 'sessions.json';
 export const PROJECT_INDEX = 'sessionslist.json';

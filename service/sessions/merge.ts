@@ -9,7 +9,7 @@ import type { LogRef, SourceKind, SourceRecord } from './types.js';
  * per-project index (which only fills in what the stores leave out, or lists a session no
  * store has).
  */
-export const PRECEDENCE: readonly SourceKind[] = ['runtimea-sqlite', 'runtimea-file', 'clia', 'clia-legacy', 'clib', 'project', 'clia-home', 'clib-home'];
+export const PRECEDENCE: readonly SourceKind[] = ['runtimea-sqlite', 'runtimea-file', 'clia', 'clia-legacy', 'clib', 'project', 'clia-home', 'clib-home', 'clia-kept', 'clib-kept', 'clib-zst'];
 
 export interface SessionView {
   id: string;

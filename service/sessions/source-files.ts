@@ -193,7 +193,8 @@ export class SourceFiles {
         if (previous && !grown) this.reader.forget(p);
         const head = grown ? previous.head : undefined;
         this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(head ? { head } : {}) });
-        changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
+        // A compressed rollout is no readable log: what it holds is read through its kept copy.
+        if (role.store !== 'clib-zst') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
         // A listed log that grew changes no listed field, unless its first prompt may just have
         // arrived; an orphan's mtime is its updated_at.
         return !grown || !this.referenced.has(p) || head?.final === false;
@@ -248,7 +249,7 @@ export class SourceFiles {
     if (!known) return false;
     this.files.delete(p);
     this.reader.forget(p);
-    if (known.role === 'log') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[known.store], path: p }, before: known.key });
+    if (known.role === 'log' && known.store !== 'clib-zst') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[known.store], path: p }, before: known.key });
     else if (known.role === 'legacy') changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known.key });
     else if (known.role === 'sqlite') changes.push({ path: p });
     return true;
@@ -274,7 +275,8 @@ export class SourceFiles {
   }
 
   logExists(ref: LogRef): boolean {
-    return ref.kind === 'sqlite' || this.files.has(ref.path);
+    // A compressed rollout is never read directly: its kept copy is (history-keep.ts).
+    return ref.kind === 'sqlite' || (this.files.has(ref.path) && !isCompressed(ref.path));
   }
 
   /** Whether a log's first prompt is still to be read (or to be read again: it grew without one). */
@@ -336,6 +338,10 @@ export class SourceFiles {
     if (known?.role === 'log') return known.head?.prompt;
     return known?.role === 'legacy' ? known.prompt : undefined;
   }
+}
+
+function isCompressed(file: string): boolean {
+  return file.endsWith('.zst');
 }
 
 async function readJson(file: string, key: FileKey): Promise<unknown> {

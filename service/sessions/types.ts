@@ -11,6 +11,8 @@ export interface Session {
   message_count: number;
   /** Additive: who ran the session, the service (`space`) or the user in a terminal (docs/history.md). */
   origin: 'space' | 'terminal';
+  /** Additive, only when true: the program deleted the session's file; it is read from the service's kept copy. */
+  retained?: true;
 }
 
 export type { LogEntry, LogFormat, Message, Role, ToolCall, ToolResult, Usage, UsageRecord } from '../transcripts/types.js';
@@ -25,7 +27,7 @@ export type LogRef =
   | { kind: 'sqlite'; db: string; sessionId: string };
 
 /** Each place sessions are recorded, in the order that decides who owns an id. */
-export type SourceKind = 'runtimea-file' | 'runtimea-sqlite' | 'clia' | 'clia-legacy' | 'clib' | 'project' | 'clia-home' | 'clib-home';
+export type SourceKind = 'runtimea-file' | 'runtimea-sqlite' | 'clia' | 'clia-legacy' | 'clib' | 'project' | 'clia-home' | 'clib-home' | 'clia-kept' | 'clib-kept' | 'clib-zst';
 
 /** One source's knowledge of one session (several sources may know the same id). */
 export interface SourceRecord {

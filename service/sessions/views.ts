@@ -5,7 +5,7 @@ import { mapLimited } from './limit.js';
 import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
 import type { Session } from './types.js';
-import { originOf } from './fold.js';
+import { isRetained, originOf } from './fold.js';
 
 export async function sessionOf(index: SessionIndex, view: SessionView): Promise<Session> {
   await index.ensureTitle(view);
@@ -18,6 +18,7 @@ export async function sessionOf(index: SessionIndex, view: SessionView): Promise
     directory: view.directory,
     message_count: await index.messageCount(view),
     origin: originOf(view.records[0]!),
+    ...(isRetained(view.records) ? { retained: true as const } : {}),
   };
 }
 

@@ -1,4 +1,6 @@
-import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -128,6 +130,81 @@ describe('terminal history', () => {
     const source = await readFile(path.join(FIXTURES, 'clia-native', `${CLAUDE_ID}.jsonl`), 'utf8');
     await writeFile(path.join(projectDir(home), `${id}.jsonl`), source.replaceAll(CLAUDE_ID, id));
     await eventually(async () => expect((await listed('&origin=terminal')).map((s) => s.session_id)).toContain(id));
+  });
+});
+
+describe('kept when the programs delete or compress it', () => {
+  const kept = (dir: 'clia' | 'clib', id: string): string => path.join(home, '.space-state', 'history', dir, `${id}.jsonl`);
+
+  it('keeps a copy of every terminal session in the service\'s own store, byte for byte, 0600', async () => {
+    await eventually(async () => expect(await readFile(kept('clia', CLAUDE_ID), 'utf8')).toBe(await readFile(path.join(projectDir(home), `${CLAUDE_ID}.jsonl`), 'utf8')));
+    await eventually(async () => expect(await readFile(kept('clib', CODEX_ID), 'utf8')).toBe(await readFile(path.join(dayDir(home), CODEX_FILE), 'utf8')));
+    expect((await stat(kept('clia', CLAUDE_ID))).mode & 0o777).toBe(0o600);
+    expect((await stat(path.dirname(kept('clia', CLAUDE_ID)))).mode & 0o777).toBe(0o700);
+    // The service's own session is not copied: its store has it.
+    expect(existsSync(kept('clib', RAN_ID))).toBe(false);
+  });
+
+  it('a transcript Claude Code deletes stays listed, readable, searchable and counted, retained', async () => {
+    const before = (await listed()).find((s) => s.session_id === CLAUDE_ID);
+    const messages = (await svc.get(`/api/messages/${CLAUDE_ID}?offset=0`)).json().messages;
+    const tokens = (await svc.get('/api/usage?days=3650')).json().by_session.find((s: any) => s.session_id === CLAUDE_ID).tokens_total;
+    await unlink(path.join(projectDir(home), `${CLAUDE_ID}.jsonl`));
+    await eventually(async () => expect((await listed()).find((s) => s.session_id === CLAUDE_ID)).toEqual({ ...before, retained: true }));
+    expect((await svc.get(`/api/messages/${CLAUDE_ID}?offset=0`)).json().messages).toEqual(messages);
+    await eventually(async () => expect((await svc.get('/api/usage?days=3650')).json().by_session.find((s: any) => s.session_id === CLAUDE_ID)?.tokens_total).toBe(tokens));
+    await eventually(async () => expect((await svc.get('/api/fts/search?q=echo')).json().hits.some((h: any) => h.session_id === CLAUDE_ID)).toBe(true));
+  });
+
+  it('a rollout Codex compresses to .jsonl.zst stays listed and readable (not retained: its file is there)', async () => {
+    const file = path.join(dayDir(home), CODEX_FILE);
+    const messages = (await svc.get(`/api/messages/${CODEX_ID}?offset=0`)).json().messages;
+    execFileSync('zstd', ['-q', '--rm', file]);
+    expect(existsSync(`${file}.zst`)).toBe(true);
+    // Read from the kept copy once the index has seen the plain file go.
+    await eventually(async () => expect((await svc.get(`/api/messages/${CODEX_ID}?offset=0`)).json().messages).toEqual(messages));
+    const session = (await listed()).find((s) => s.session_id === CODEX_ID);
+    expect(session).toMatchObject({ origin: 'terminal', message_count: messages.length });
+    expect(session.retained).toBeUndefined();
+  });
+
+  it('a rollout compressed before the service saw it is read from the .zst (fzstd)', async () => {
+    const other = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-zst-'));
+    try {
+      await mkdir(dayDir(other), { recursive: true });
+      const file = path.join(dayDir(other), CODEX_FILE);
+      await copyFile(path.join(FIXTURES, 'clib-rollout', CODEX_FILE), file);
+      execFileSync('zstd', ['-q', '--rm', file]);
+      const fresh = await startService({ home: other });
+      try {
+        await eventually(async () => expect((await fresh.get('/api/sessions?origin=terminal')).json().sessions).toEqual([expect.objectContaining({ session_id: CODEX_ID, title: 'Say hello via app-server', message_count: 4 })]));
+        expect((await fresh.get(`/api/messages/${CODEX_ID}?offset=0`)).json().messages.map((m: any) => m.text)[0]).toBe('Say hello via app-server');
+      } finally {
+        await fresh.close();
+      }
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+
+  it('SPACE_HISTORY_KEEP_MB=0 keeps nothing: a deleted transcript is gone', async () => {
+    const other = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-nokeep-'));
+    try {
+      await mkdir(projectDir(other), { recursive: true });
+      const file = path.join(projectDir(other), `${CLAUDE_ID}.jsonl`);
+      await copyFile(path.join(FIXTURES, 'clia-native', `${CLAUDE_ID}.jsonl`), file);
+      const fresh = await startService({ home: other, env: { SPACE_HISTORY_KEEP_MB: '0' } });
+      try {
+        await eventually(async () => expect((await fresh.get('/api/sessions?origin=terminal')).json().sessions).toHaveLength(1));
+        await unlink(file);
+        await eventually(async () => expect((await fresh.get('/api/sessions?origin=terminal')).json().sessions).toEqual([]));
+        expect(existsSync(path.join(other, '.space-state', 'history', 'clia', `${CLAUDE_ID}.jsonl`))).toBe(false);
+      } finally {
+        await fresh.close();
+      }
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
   });
 });
 
