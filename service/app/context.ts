@@ -20,6 +20,7 @@ import type { AgentName, Runtime } from '../runtimes/runtime.js';
 import { RuntimeaGateway } from '../runtimes/runtimea/gateway.js';
 import { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
 import { historyRoots, startHistoryKeeper } from '../sessions/history-roots.js';
+import { TerminalSessions } from '../sessions/terminal-resume.js';
 import { SessionIndex } from '../sessions/session-index.js';
 import { UsageService } from '../usage/usage.js';
 
@@ -104,7 +105,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     foreground,
     events,
     uploads,
-    chat: new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions }),
+    chat: new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions, ...(config.history ? { history: new TerminalSessions(sessions, config.paths.claudeConfigDir) } : {}) }),
     usage: new UsageService({ ...core, sessions, foreground, auth, upstream }),
     startedAt: new Date(),
     port: state.port,

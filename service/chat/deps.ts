@@ -3,6 +3,7 @@ import type { EventHub } from '../events/hub.js';
 import type { UploadLedger } from '../files/upload-ledger.js';
 import type { SseRegistry } from '../http/sse.js';
 import type { AgentName, Runtime } from '../runtimes/runtime.js';
+import type { TerminalResume } from '../runtimes/terminal-session.js';
 
 /** What the chat feature reads beyond Core; the composition root (app/context.ts) hands it over. */
 export interface ChatDeps extends Core {
@@ -21,4 +22,6 @@ export interface ChatDeps extends Core {
     settleSession(sessionId: string): Promise<void>;
     get(sessionId: string): Promise<{ readonly agentId: string | null } | undefined>;
   };
+  /** Sessions of the user's terminal history a prompt resumes (docs/history.md); absent when reading it is off. */
+  readonly history?: { resume(sessionId: string): Promise<{ agentName: AgentName; terminal: TerminalResume } | undefined> };
 }

@@ -7,6 +7,7 @@
 
 /** The spec's agent names: the wire and on-disk vocabulary (one list, in ids.ts). */
 import type { AgentName } from '../ids.js';
+import type { TerminalResume } from './terminal-session.js';
 export type { AgentName };
 
 /** Token usage of one model call (or one turn), never a running total. */
@@ -101,6 +102,8 @@ export interface TurnRequest {
   attachments?: readonly Attachment[];
   /** Default `auto`; only a mode in the runtime's `permissionModes`. */
   permissionMode?: PermissionMode;
+  /** Set when `sessionId` is a session of the user's terminal history (clia, clib): resumed where it ran. */
+  terminal?: TerminalResume;
 }
 
 /**

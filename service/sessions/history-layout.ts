@@ -17,7 +17,8 @@ import type { PathRole, SessionRoots } from './layout.js';
 export type HistoryStore = 'clia-home' | 'clib-home' | 'clia-kept' | 'clib-kept' | 'clib-zst';
 
 /** The agent id every terminal session is listed under (they belong to no Space project). */
-export const TERMINAL_AGENT_ID = 'terminal';
+export { TERMINAL_AGENT_ID } from '../runtimes/terminal-session.js';
+import { TERMINAL_AGENT_ID } from '../runtimes/terminal-session.js';
 
 /** Claude Code's project key: the path with every other character made `-` (over 200: cut and hashed). */
 const KEY = /^[A-Za-z0-9_-]{1,255}$/;

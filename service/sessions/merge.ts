@@ -1,6 +1,7 @@
 import type { AgentName } from '../runtimes/runtime.js';
 import { titleFromPrompt } from '../transcripts/title.js';
 import { foldTerminal } from './fold.js';
+import { TERMINAL_AGENT_ID } from './history-layout.js';
 import type { LogRef, SourceKind, SourceRecord } from './types.js';
 
 /**
@@ -62,7 +63,16 @@ const AGENT_RANK: Readonly<Record<AgentName, number>> = { runtimea: 0, clia_code
  * files were read in, which varies from start to start.
  */
 export function byPrecedence(a: SourceRecord, b: SourceRecord): number {
-  return RANK[a.source] - RANK[b.source] || AGENT_RANK[a.agentName] - AGENT_RANK[b.agentName] || compare(fileOf(a), fileOf(b));
+  return rankOf(a) - rankOf(b) || AGENT_RANK[a.agentName] - AGENT_RANK[b.agentName] || compare(fileOf(a), fileOf(b));
+}
+
+/**
+ * A terminal session the app resumed has an entry in the service's store under the
+ * `terminal` agent id (its turns' bookkeeping); the program's own file stays its owner and
+ * its log, which holds the terminal's turns and the app's (docs/history.md).
+ */
+function rankOf(r: SourceRecord): number {
+  return r.agentId === TERMINAL_AGENT_ID && (r.source === 'clia' || r.source === 'clib') ? PRECEDENCE.length : RANK[r.source];
 }
 
 function fileOf(r: SourceRecord): string {
