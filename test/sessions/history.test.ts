@@ -40,7 +40,8 @@ async function writeHistory(h: string): Promise<void> {
 beforeAll(async () => {
   home = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-'));
   await writeHistory(home);
-  svc = await startService({ home });
+  // No program runs here: a prompt the service takes fails at its start, after the checks under test.
+  svc = await startService({ home, env: { SPACE_CLIA_BIN: path.join(home, 'no-claude') } });
 });
 
 afterAll(async () => {
@@ -208,12 +209,57 @@ describe('kept when the programs delete or compress it', () => {
   });
 });
 
+describe('resuming a terminal session from the app: refusals', () => {
+  const OPEN_ID = '01a1fea5-a220-7b91-ab91-c3fd23894219';
+  const OPEN_FILE = `rollout-2026-11-21T15-07-10-${OPEN_ID}.jsonl`;
+
+  it('409 naming fork while a program holds the rollout open', async () => {
+    const file = path.join(dayDir(home), OPEN_FILE);
+    await copyFile(path.join(FIXTURES, 'clib-rollout', OPEN_FILE), file);
+    await eventually(async () => expect((await listed('&origin=terminal')).map((s) => s.session_id)).toContain(OPEN_ID));
+    // A codex still running in a terminal (not the service's child) keeps its rollout open.
+    const pid = Number(execFileSync('sh', ['-c', '(exec 3<"$0"; exec sleep 60) >/dev/null 2>&1 & echo $!', file], { encoding: 'utf8' }).trim());
+    try {
+      await eventually(async () => expect(await readFile(`/proc/${pid}/cmdline`, 'utf8')).toContain('sleep'));
+      const res = await svc.post('/api/chat/prompt', { text: 'carry on', session_id: OPEN_ID });
+      expect(res.status).toBe(409);
+      expect(res.json().detail).toBe(
+        `Session ${OPEN_ID} is open in a terminal right now (codex, process ${pid}); resuming it here would write a second branch into the same history. Close it there first, or fork it (POST /api/sessions/${OPEN_ID}/fork) to carry on in the app.`,
+      );
+    } finally {
+      process.kill(pid);
+    }
+  });
+
+  it('409 naming the directory when it no longer exists; PATCH points it elsewhere, in the service\'s own store', async () => {
+    const res = await svc.post('/api/chat/prompt', { text: 'carry on', session_id: CLAUDE_ID });
+    expect(res.status).toBe(409);
+    expect(res.json().detail).toBe(`The working directory of session ${CLAUDE_ID} (/home/user/rt-claude/fx/proj) no longer exists; point the session elsewhere with PATCH /api/sessions/${CLAUDE_ID} {"directory": ...}, then send the prompt again.`);
+    const elsewhere = path.join(home, 'elsewhere');
+    await mkdir(elsewhere);
+    expect((await svc.request('PATCH', `/api/sessions/${CLAUDE_ID}`, { body: { directory: elsewhere } })).status).toBe(200);
+    const entry = JSON.parse(await readFile(path.join(home, 'clia-space', 'terminal', 'sessions', 'sessions.json'), 'utf8'))[CLAUDE_ID];
+    expect(entry).toMatchObject({ directory: elsewhere });
+    // Still the terminal's session, one entry; the prompt is taken now (no 409).
+    expect((await listed()).filter((s) => s.session_id === CLAUDE_ID)).toEqual([expect.objectContaining({ origin: 'terminal' })]);
+    const wrongAgent = await svc.post('/api/chat/prompt', { text: 'carry on', session_id: CLAUDE_ID, agent_name: 'clib' });
+    expect(wrongAgent.status).toBe(400);
+    expect(wrongAgent.json()).toEqual({ detail: `Session ${CLAUDE_ID} is a clia_code session: agent_name must be clia_code or left out` });
+    const again = await svc.post('/api/chat/prompt', { text: 'carry on', session_id: CLAUDE_ID });
+    expect(again.status, again.text).toBe(200);
+  });
+});
+
 describe('SPACE_HISTORY=off', () => {
   it('reads none of it', async () => {
     const off = await startService({ home, env: { SPACE_HISTORY: 'off' } });
     try {
       const res = await off.get('/api/sessions?limit=1000');
-      expect(res.json().sessions.map((s: any) => s.session_id)).toEqual(['space-clib-1']);
+      // The service's own sessions only (a terminal session the app resumed keeps the service's record of those turns).
+      expect(res.json().sessions.every((s: any) => s.origin === 'space')).toBe(true);
+      expect(res.json().sessions.map((s: any) => s.session_id)).toEqual(expect.arrayContaining(['space-clib-1']));
+      expect(res.json().sessions.map((s: any) => s.session_id)).not.toContain(CODEX_ID);
+      expect((await off.get('/api/sessions?origin=terminal')).json().sessions).toEqual([]);
       expect((await off.get(`/api/messages/${CODEX_ID}`)).status).toBe(404);
     } finally {
       await off.close();

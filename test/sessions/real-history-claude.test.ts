@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
@@ -49,6 +49,11 @@ afterAll(async () => {
   await oauth?.close();
 });
 
+const userTexts = (body: any): string[] =>
+  body.messages
+    .filter((m: any) => m.role === 'user')
+    .flatMap((m: any) => (typeof m.content === 'string' ? [m.content] : m.content.filter((c: any) => c.type === 'text' && !c.text.startsWith('<system-reminder>')).map((c: any) => c.text)));
+
 async function terminalSessions(): Promise<any[]> {
   return (await chat.get('/api/sessions?limit=1000&origin=terminal')).json().sessions;
 }
@@ -74,6 +79,49 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
       const { hits } = (await chat.get('/api/fts/search?q=quixotic')).json();
       expect(hits.map((h: any) => h.session_id)).toContain(id);
     });
+  });
+
+  it('a prompt through the app resumes it where it ran: the model gets the terminal\'s history, the terminal\'s resume gets the app\'s turn', async () => {
+    const before = fake.requests.length;
+    const { sessionId, sse } = await chat.turn({ text: 'Continue from the app please', session_id: id });
+    expect(sessionId).toBe(id);
+    expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop', session_id: id } });
+    expect(userTexts(fake.requests.slice(before).at(-1)!.body)).toEqual(['Tell me about quixotic lighthouses', 'Continue from the app please']);
+    // Still one terminal session, read from Claude Code's own file: the app's turn is in it.
+    const [session] = await terminalSessions();
+    expect(session).toMatchObject({ session_id: id, origin: 'terminal', message_count: 4, directory: realpathSync(project) });
+    const { messages } = (await chat.get(`/api/messages/${id}`)).json();
+    expect(messages.map((m: any) => m.text)).toContain('Continue from the app please');
+    const resumedAt = fake.requests.length;
+    await terminalClaude(['-p', '--resume', id, 'Back in the terminal']);
+    expect(userTexts(fake.requests.slice(resumedAt).at(-1)!.body)).toEqual(['Tell me about quixotic lighthouses', 'Continue from the app please', 'Back in the terminal']);
+  });
+
+  it('409 while the session is open in a terminal (naming fork), and when its directory is gone', async () => {
+    // A claude still running in a terminal (it records itself in <config>/sessions/<pid>.json).
+    const sleeper = spawnSync('sh', ['-c', 'sleep 60 >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' });
+    const pid = Number(sleeper.stdout.trim());
+    const record = path.join(chat.home, '.claude', 'sessions', `${pid}.json`);
+    try {
+      await mkdir(path.dirname(record), { recursive: true });
+      await writeFile(record, JSON.stringify({ pid, sessionId: id, cwd: project, startedAt: Date.now() }));
+      const res = await chat.prompt({ text: 'Am I allowed?', session_id: id });
+      expect(res.status).toBe(409);
+      expect(res.json().detail).toMatch(new RegExp(`open in a terminal.*claude, process ${pid}.*POST /api/sessions/${id}/fork`));
+    } finally {
+      process.kill(pid);
+      await rm(record, { force: true });
+    }
+    const moved = `${project}-moved`;
+    await rename(project, moved);
+    try {
+      const res = await chat.prompt({ text: 'Where am I?', session_id: id });
+      expect(res.status).toBe(409);
+      expect(res.json().detail).toContain(`(${realpathSync(path.dirname(project))}/terminal-project) no longer exists`);
+      expect(res.json().detail).toContain(`PATCH /api/sessions/${id}`);
+    } finally {
+      await rename(moved, project);
+    }
   });
 
   it.skipIf(!ccusage)('usage counts it as ccusage does, per day and per model, to the token', async () => {
@@ -102,7 +150,10 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
     const off = await startService({ home: chat.home, env: { SPACE_HISTORY: 'off', SPACE_CLIA_BIN: claude! } });
     try {
       expect((await off.get('/api/sessions?limit=1000&origin=terminal')).json().sessions).toEqual([]);
-      expect((await off.get(`/api/messages/${id}`)).status).toBe(404);
+      // What stays is the service's own record of the turn it ran; nothing of the terminal's file.
+      const page = await off.get(`/api/messages/${id}?limit=1000`);
+      expect(page.status).toBe(200);
+      expect(page.json().messages.map((m: any) => m.text)).toEqual(['Continue from the app please', 'Hello from the fake Anthropic API. You said: Continue from the app please']);
     } finally {
       await off.close();
     }

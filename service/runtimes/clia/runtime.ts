@@ -48,7 +48,9 @@ export class CliaRuntime implements Runtime {
 
   private async plan(request: TurnRequest): Promise<CliaTurnPlan> {
     const { ctx, store } = this;
-    const found = request.sessionId === undefined ? undefined : resumed(await store.find(request.sessionId));
+    // A terminal session may have no entry in the store yet: its history is the program's.
+    const stored = request.sessionId === undefined ? undefined : await store.find(request.sessionId);
+    const found = request.sessionId === undefined || request.terminal ? stored : resumed(stored);
     const { binding } = await loadManifest(ctx.config.paths.manifests, 'clia_code');
     const sessionId = request.sessionId ?? randomUUID();
     const prompt = request.skill ? `${binding.skill_prefix ?? '/'}${request.skill} ${request.text}` : request.text;
