@@ -36,7 +36,7 @@ export const FORMATS: Readonly<Record<LogFormat, Format>> = {
     normalize: normalizeClia,
     peek: peekClia,
     // Prompts, assistant blocks (tool calls, replies, and the time a `result` inherits), results.
-    needs: { usage: ['"type":"user"', '"type":"assistant"', '"type":"result"'] },
+    needs: { usage: ['"type":"user"', '"type":"assistant"', '"type":"result"', '"type":"system"'] },
     directory: cliaDirectory,
   },
   clib: {

@@ -93,6 +93,24 @@ describe('terminal history', () => {
     expect(claude.messages.find((m: any) => m.tool_call)?.tool_call).toMatchObject({ name: 'Bash' });
   });
 
+  it('a compaction is one marker message; its summary is none', async () => {
+    const id = '22222222-2222-4222-8222-222222222222';
+    const source = (await readFile(path.join(FIXTURES, 'clia-native', `${CLAUDE_ID}.jsonl`), 'utf8')).replaceAll(CLAUDE_ID, id);
+    const base = { parentUuid: null, isSidechain: false, userType: 'external', cwd: '/home/user/rt-claude/fx/proj', sessionId: id, version: '2.1.330' };
+    const lines = [
+      { ...base, logicalParentUuid: 'prev', type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', uuid: 'cb-1', timestamp: '2026-11-21T16:00:00.000Z', compact_metadata: { trigger: 'manual', pre_tokens: 51234 } },
+      { ...base, parentUuid: 'cb-1', type: 'user', isCompactSummary: true, message: { role: 'user', content: 'This session is being continued from a previous conversation...' }, uuid: 'sum-1', timestamp: '2026-11-21T16:00:01.000Z' },
+      { ...base, parentUuid: 'sum-1', type: 'user', message: { role: 'user', content: 'After the compaction' }, uuid: 'u-2', timestamp: '2026-11-21T16:00:02.000Z' },
+    ];
+    await writeFile(path.join(projectDir(home), `${id}.jsonl`), source + lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    await eventually(async () => expect((await listed()).find((s) => s.session_id === id)?.message_count).toBe(11));
+    const { messages } = (await svc.get(`/api/messages/${id}?offset=0`)).json();
+    expect(messages.slice(-2).map((m: any) => [m.role, m.text])).toEqual([
+      ['assistant', '[Conversation compacted by /compact: earlier messages summarized (51234 tokens before)]'],
+      ['user', 'After the compaction'],
+    ]);
+  });
+
   it('full-text search finds their words', async () => {
     await eventually(async () => {
       const { hits } = (await svc.get('/api/fts/search?q=app%2Dserver')).json();
@@ -111,7 +129,8 @@ describe('terminal history', () => {
     const space = (await svc.get('/api/usage?days=3650&origin=space')).json();
     expect(space.by_session.map((s: any) => s.session_id)).not.toContain(CODEX_ID);
     const terminal = (await svc.get('/api/usage?days=3650&origin=terminal')).json();
-    expect(terminal.by_session.map((s: any) => s.session_id).sort()).toEqual([CODEX_ID, CLAUDE_ID].sort());
+    expect(terminal.by_session.map((s: any) => s.session_id)).toEqual(expect.arrayContaining([CODEX_ID, CLAUDE_ID]));
+    expect(terminal.by_session.map((s: any) => s.session_id)).not.toContain('space-clib-1');
     expect((await svc.get('/api/usage?origin=x')).status).toBe(400);
   });
 

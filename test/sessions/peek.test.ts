@@ -45,7 +45,11 @@ const oddLines: Record<LogFormat, string[]> = {
     '{"type":"compaction","firstKeptEntryId":"x"}',
     '{"id":"x","type":"message","message":{"role":"user","content":"key order differs"}}',
   ],
-  clia: ['{"type":"user","message":{"role":"user","content":"hi"},"isReplay":true}', '{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"t"}]}}', '{"subtype":"success","type":"result","usage":{}}'],
+  clia: [
+    '{"type":"system","subtype":"compact_boundary","parentUuid":null,"logicalParentUuid":"a","uuid":"b","compact_metadata":{"trigger":"auto","pre_tokens":150000}}',
+    '{"type":"system","subtype":"compact_boundary","session_id":"stream-json, not on disk"}',
+    '{"type":"user","isCompactSummary":true,"message":{"role":"user","content":"This session is being continued..."}}',
+    '{"type":"user","message":{"role":"user","content":"hi"},"isReplay":true}', '{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"t"}]}}', '{"subtype":"success","type":"result","usage":{}}'],
   clib: [
     '{"type":"item.completed","item":{"id":"item_9","type":"todo_list","items":[]}}',
     '{"type":"item.completed","item":{"type":"agent_message","id":"item_1","text":"order differs"}}',

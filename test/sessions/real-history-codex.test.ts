@@ -76,6 +76,23 @@ describe.skipIf(!codex)('Codex history on the real CLI', () => {
     });
   });
 
+  it('a prompt through the app resumes the thread where it ran: the model gets the terminal\'s history, `codex exec resume` the app\'s turn', async () => {
+    const before = fake.requests.length;
+    const { sessionId, sse } = await chat.turn({ text: 'Continue from the app please', session_id: id });
+    expect(sessionId).toBe(id);
+    expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop', session_id: id } });
+    const asked = fake.requests.slice(before).at(-1)!;
+    expect(asked.userTexts.filter((t) => !t.startsWith('<'))).toEqual(['Describe the quixotic lighthouse', 'Continue from the app please']);
+    // One rollout still: the app's turn is in the terminal's file, and the session stays the terminal's.
+    expect(rollouts(path.join(codexHome, 'sessions'))).toHaveLength(1);
+    const [session] = await terminalSessions();
+    expect(session).toMatchObject({ session_id: id, origin: 'terminal', directory: realpathSync(project) });
+    expect((await chat.get(`/api/messages/${id}`)).json().messages.map((m: any) => m.text)).toContain('Continue from the app please');
+    const resumedAt = fake.requests.length;
+    await runInTerminal(codex!, ['exec', '--skip-git-repo-check', 'resume', id, 'Back in the terminal'], { PATH: process.env.PATH, HOME: chat.home, CODEX_API_KEY: KEY }, project);
+    expect(fake.requests.slice(resumedAt).at(-1)!.userTexts.filter((t) => !t.startsWith('<'))).toEqual(['Describe the quixotic lighthouse', 'Continue from the app please', 'Back in the terminal']);
+  });
+
   it('usage counts the rollout\'s last total_token_usage', async () => {
     const [file] = rollouts(path.join(codexHome, 'sessions'));
     const counts = readFileSync(file!, 'utf8')
@@ -105,7 +122,10 @@ describe.skipIf(!codex)('Codex history on the real CLI', () => {
     const off = await startService({ home: chat.home, env: { SPACE_HISTORY: 'off', SPACE_CLIB_BIN: codex! } });
     try {
       expect((await off.get('/api/sessions?limit=1000&origin=terminal')).json().sessions).toEqual([]);
-      expect((await off.get(`/api/messages/${id}`)).status).toBe(404);
+      // What stays is the service's own record of the turn it ran; nothing of the terminal's rollout.
+      const page = await off.get(`/api/messages/${id}?limit=1000`);
+      expect(page.status).toBe(200);
+      expect(page.json().messages.map((m: any) => m.text)).not.toContain('Describe the quixotic lighthouse');
     } finally {
       await off.close();
     }
