@@ -1,5 +1,4 @@
 import { SAFE_ID } from '../ids.js';
-import type { PathRole, SessionRoots } from './layout.js';
 
 /**
  * The user's terminal history as path shapes (docs/history.md), beside the service's own
@@ -28,11 +27,27 @@ const TWO = DIGITS(2);
 /** A rollout's name ends with its thread id (a UUID). */
 const ROLLOUT = /^rollout-.+-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl(\.zst)?$/;
 
+/** What layout.ts's PathRole is for these paths (kept apart: layout.ts imports this file). */
+export type HistoryRole = { type: 'dir'; files?: true } | { type: 'log'; store: HistoryStore; agentId: string; id: string };
+type PathRole = HistoryRole;
+
+/** The history roots of the layout's SessionRoots; each absent when history reading is off. */
+export interface HistoryRoots {
+  /** Claude Code's `projects/` folder. */
+  cliaHome?: string;
+  /** Codex's `sessions/` and `archived_sessions/` folders. */
+  clibHome?: string;
+  clibArchive?: string;
+  /** The service's kept copies (~/.space-state/history/{clia,clib}). */
+  cliaKept?: string;
+  clibKept?: string;
+}
+
 const DIR: PathRole = Object.freeze({ type: 'dir' });
 const FILES_ONLY: PathRole = Object.freeze({ type: 'dir', files: true });
 
 /** The role of a path below one of the history roots; `below` gives its parts under a root. */
-export function historyRole(roots: SessionRoots, below: (root: string) => string[] | undefined): PathRole | undefined {
+export function historyRole(roots: HistoryRoots, below: (root: string) => string[] | undefined): PathRole | undefined {
   const claude = roots.cliaHome === undefined ? undefined : below(roots.cliaHome);
   if (claude) return claudeRole(claude);
   const sessions = roots.clibHome === undefined ? undefined : below(roots.clibHome);
@@ -82,6 +97,6 @@ function rollout(file: string): PathRole | undefined {
 }
 
 /** The roots that are set, as a list (history roots are absent when reading it is off). */
-export function rootList(roots: SessionRoots): string[] {
+export function rootList(roots: object): string[] {
   return Object.values(roots).filter((r): r is string => typeof r === 'string');
 }

@@ -3,7 +3,7 @@ import { SAFE_ID } from '../ids.js';
 import type { AgentName } from '../runtimes/runtime.js';
 import { SQLITE_FILE } from '../transcripts/runtimea-store.js';
 import type { LogFormat } from './types.js';
-import { historyRole, type HistoryStore } from './history-layout.js';
+import { historyRole, type HistoryRoots, type HistoryStore } from './history-layout.js';
 
 export { SQLITE_FILE };
 
@@ -24,19 +24,11 @@ export { SQLITE_FILE };
  *   <CODEX_HOME>/archived_sessions/rollout-<time>-<id>.jsonl(.zst)     clib-home (.zst: clib-zst)
  *   ~/.space-state/history/{clia,clib}/<id>.jsonl                     clia-kept, clib-kept
  */
-export interface SessionRoots {
+export interface SessionRoots extends HistoryRoots {
   runtimea: string;
   clia: string;
   clib: string;
   projects: string;
-  /** Claude Code's `projects/` folder; absent when history reading is off. */
-  cliaHome?: string;
-  /** Codex's `sessions/` and `archived_sessions/` folders; absent when history reading is off. */
-  clibHome?: string;
-  clibArchive?: string;
-  /** The service's kept copies of them (~/.space-state/history/{clia,clib}). */
-  cliaKept?: string;
-  clibKept?: string;
 }
 
 export type StoreName = 'runtimea' | 'clia' | 'clib' | HistoryStore;
