@@ -6,10 +6,12 @@ import { parsePath } from '../files/containment.js';
 import { parseBody } from '../http/request-body.js';
 import type { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
 import type { SessionIndex } from './session-index.js';
+import type { SessionView } from './merge.js';
 import { patchDirectory } from './patch.js';
 import { parseLimit, parseMessageOffset, parseQuery, parseSessionOffset } from './query.js';
 import { messagesPage, sessionPage, sessionOf } from './views.js';
 import { ofOrigin, parseOrigin } from './fold.js';
+import { subagentPage, subagentsOf } from './subagents.js';
 
 const PatchBody = z.looseObject({ directory: z.string().min(1) });
 
@@ -46,7 +48,13 @@ export function sessionRoutes(ctx: SessionsDeps): Router {
   router.get('/api/messages/:id', async (req, res) => {
     const limit = parseLimit(req.query.limit);
     const offset = parseMessageOffset(req.query.offset);
+    if (req.query.subagent !== undefined) return void res.json(await subagentPage(index, await sessionView(index, req.params.id), single(req.query.subagent, 'subagent'), offset, limit));
     res.json(await messagesPage(index, req.params.id, offset, limit, sent));
+  });
+
+  // Additive: the sub-agents a terminal Claude Code session started (docs/history.md).
+  router.get('/api/sessions/:id/subagents', async (req, res) => {
+    res.json(await subagentsOf(index, await sessionView(index, req.params.id)));
   });
 
   router.patch('/api/sessions/:id', async (req, res) => {
@@ -71,4 +79,15 @@ export function sessionRoutes(ctx: SessionsDeps): Router {
   });
 
   return router;
+}
+
+async function sessionView(index: SessionIndex, id: string): Promise<SessionView> {
+  const view = await index.get(id);
+  if (!view) throw new HttpError(404, 'Session not found');
+  return view;
+}
+
+function single(value: unknown, name: string): string {
+  if (typeof value !== 'string') throw new HttpError(400, `${name} must be a single string`);
+  return value;
 }

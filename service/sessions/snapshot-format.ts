@@ -29,7 +29,7 @@ export type SavedState = Omit<IndexState, 'views'> & { views?: SessionView[] };
 
 /** A record's log in columns: its kind (-1 none), its path (or SQLite store), its format, its SQLite session. */
 export const LOG_KINDS = ['file', 'legacy', 'sqlite'] as const;
-export const FORMATS: readonly LogFormat[] = ['runtimea', 'clia', 'clib', 'clib-rollout'];
+export const FORMATS: readonly LogFormat[] = ['runtimea', 'clia', 'clib', 'clib-rollout', 'clia-agent'];
 export const ROLES = { index: 0, log: 1, legacy: 2, sqlite: 3 } as const;
 /** A missing number or position (updatedAtMs, directory, index file, log). */
 export const NONE = -1;

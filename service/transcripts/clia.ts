@@ -167,3 +167,11 @@ export function peekClia(line: Buffer): Role[] | undefined {
 export function cliaDirectory(record: unknown): string | undefined {
   return isObject(record) ? str(record.cwd) || undefined : undefined;
 }
+
+/**
+ * A sub-agent's own transcript (Claude Code's `<session>/subagents/agent-<id>.jsonl`): every
+ * record is the sub-agent's side chain (`isSidechain`), read as the main chain of that file.
+ */
+export function normalizeCliaAgent(record: unknown, ctx: LineContext): LogEntry[] {
+  return normalizeClia(isObject(record) && record.isSidechain === true ? { ...record, isSidechain: false } : record, ctx);
+}

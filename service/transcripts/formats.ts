@@ -1,5 +1,5 @@
 import type { LogEntry, LogFormat } from './types.js';
-import { cliaDirectory, normalizeClia, peekClia } from './clia.js';
+import { cliaDirectory, normalizeClia, normalizeCliaAgent, peekClia } from './clia.js';
 import { normalizeClib, peekClib } from './clib.js';
 import { clibRolloutDirectory, normalizeClibRollout, peekClibRollout } from './clib-rollout.js';
 import type { LineContext } from './common.js';
@@ -36,6 +36,12 @@ export const FORMATS: Readonly<Record<LogFormat, Format>> = {
     normalize: normalizeClia,
     peek: peekClia,
     // Prompts, assistant blocks (tool calls, replies, and the time a `result` inherits), results.
+    needs: { usage: ['"type":"user"', '"type":"assistant"', '"type":"result"', '"type":"system"'] },
+    directory: cliaDirectory,
+  },
+  'clia-agent': {
+    normalize: normalizeCliaAgent,
+    peek: peekClia,
     needs: { usage: ['"type":"user"', '"type":"assistant"', '"type":"result"', '"type":"system"'] },
     directory: cliaDirectory,
   },

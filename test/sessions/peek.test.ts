@@ -13,7 +13,7 @@ import { FIXTURES } from './fixtures.js';
  * every well-formed line, or pages and totals would drift apart.
  */
 function recorded(format: LogFormat): string[] {
-  const dirs: Record<LogFormat, string[]> = { runtimea: ['runtimea-file', 'runtimea-sqlite/transcripts'], clia: ['clia'], clib: ['clib'], 'clib-rollout': ['clib-rollout'] };
+  const dirs: Record<LogFormat, string[]> = { runtimea: ['runtimea-file', 'runtimea-sqlite/transcripts'], clia: ['clia'], clib: ['clib'], 'clib-rollout': ['clib-rollout'], 'clia-agent': ['clia', 'clia-native'] };
   return dirs[format].flatMap((d) =>
     readdirSync(path.join(FIXTURES, d))
       .filter((f) => f.endsWith('.jsonl') && !f.includes('trajectory'))
@@ -25,7 +25,7 @@ function generated(format: LogFormat): string[] {
   const rand = random(3);
   const shapes = turns(rand, 40);
   if (format === 'runtimea') return runtimeaLines('abcdef01-0000-4000-a000-000000000000', shapes, 0, rand);
-  if (format === 'clib-rollout') return [];
+  if (format === 'clib-rollout' || format === 'clia-agent') return [];
   return format === 'clia' ? cliaLines('s', shapes, 0, rand) : clibLines(shapes, 0, rand);
 }
 
@@ -56,6 +56,7 @@ const oddLines: Record<LogFormat, string[]> = {
     '{"timestamp":"2026-01-01T00:00:00Z","type":"user.message","text":"stamped first"}',
     '{"type":"item.completed","item":{"id":"item_2","type":"mcp_tool_call","server":"s","tool":"t","arguments":{},"status":"completed"}}',
   ],
+  'clia-agent': ['{"parentUuid":null,"isSidechain":true,"agentId":"a1","type":"user","message":{"role":"user","content":"Sub-task"}}', '{"isSidechain":true,"type":"system","subtype":"init"}'],
   'clib-rollout': [
     '{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"user_message","message":"not the record"}}',
     '{"type":"response_item","timestamp":"2026-01-01T00:00:00Z","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"order differs"}]}}',
@@ -65,7 +66,7 @@ const oddLines: Record<LogFormat, string[]> = {
 };
 
 describe('peeks agree with the normalizer', () => {
-  for (const format of ['runtimea', 'clia', 'clib', 'clib-rollout'] as const) {
+  for (const format of ['runtimea', 'clia', 'clia-agent', 'clib', 'clib-rollout'] as const) {
     it(`${format}: every recorded, generated and odd line`, () => {
       let answered = 0;
       const lines = [...recorded(format), ...generated(format), ...oddLines[format]];

@@ -146,6 +146,32 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
     expect((await terminalSessions()).map((s) => s.session_id)).toEqual([id]);
   });
 
+  it('a session with a sub-agent (the model starts the CLI\'s Agent tool): the sub-agent is listed and its messages answer', async () => {
+    await terminalClaude(['-p', 'delegate say hi from below']);
+    let parent: any;
+    await eventually(async () => {
+      parent = (await terminalSessions()).find((s) => s.title === 'delegate say hi from below');
+      expect(parent).toBeDefined();
+    }, 5000);
+    const { messages } = (await chat.get(`/api/messages/${parent.session_id}?limit=1000`)).json();
+    const call = messages.find((m: any) => m.tool_call?.name === 'Agent')?.tool_call;
+    expect(call).toMatchObject({ input: { description: 'Delegated task', prompt: 'Sub-task: say hi from below' } });
+    const listed = await chat.get(`/api/sessions/${parent.session_id}/subagents`);
+    expect(listed.status).toBe(200);
+    const subagents = listed.json();
+    expect(subagents).toEqual([{ subagent_id: expect.stringMatching(/^[a-z0-9]+$/), tool_call_id: call.id, description: 'Delegated task', message_count: 2, started_at: expect.any(String) }]);
+    const page = (await chat.get(`/api/messages/${parent.session_id}?subagent=${subagents[0].subagent_id}`)).json();
+    expect(page.total).toBe(2);
+    expect(page.messages.map((m: any) => [m.role, m.text])).toEqual([
+      ['user', 'Sub-task: say hi from below'],
+      ['assistant', 'Hello from the fake Anthropic API. You said: Sub-task: say hi from below'],
+    ]);
+    expect((await chat.get(`/api/messages/${parent.session_id}?subagent=nope`)).status).toBe(404);
+    expect((await chat.get(`/api/sessions/no-such-session/subagents`)).status).toBe(404);
+    // The parent's own messages hold none of the sub-agent's.
+    expect(messages.map((m: any) => m.text)).not.toContain('Sub-task: say hi from below');
+  });
+
   it('SPACE_HISTORY=off reads none of it', async () => {
     const off = await startService({ home: chat.home, env: { SPACE_HISTORY: 'off', SPACE_CLIA_BIN: claude! } });
     try {
