@@ -9,8 +9,8 @@ import { startChat, type ChatService } from '../helpers/chat.js';
 import { eventually } from '../helpers/eventually.js';
 import { claudeLaneEnv, realProgram } from '../helpers/programs.js';
 import { claudeSetupToken, type Ran } from '../helpers/setups.js';
-import { runInTerminal } from '../helpers/terminal.js';
-import { startService } from '../helpers/service.js';
+import * as lane from './history-lane.js';
+import { inTerminal as runInTerminal, promptFromApp, searchFinds, textsWithHistoryOff } from './history-lane.js';
 
 /**
  * The user's Claude Code history on the real CLI (docs/history.md): a session run with
@@ -54,9 +54,7 @@ const userTexts = (body: any): string[] =>
     .filter((m: any) => m.role === 'user')
     .flatMap((m: any) => (typeof m.content === 'string' ? [m.content] : m.content.filter((c: any) => c.type === 'text' && !c.text.startsWith('<system-reminder>')).map((c: any) => c.text)));
 
-async function terminalSessions(): Promise<any[]> {
-  return (await chat.get('/api/sessions?limit=1000&origin=terminal')).json().sessions;
-}
+const terminalSessions = (): Promise<any[]> => lane.terminalSessions(chat);
 
 describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
   let id: string;
@@ -75,17 +73,12 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
   });
 
   it('search finds its words', async () => {
-    await eventually(async () => {
-      const { hits } = (await chat.get('/api/fts/search?q=quixotic')).json();
-      expect(hits.map((h: any) => h.session_id)).toContain(id);
-    });
+    await searchFinds(chat, 'quixotic', id);
   });
 
   it('a prompt through the app resumes it where it ran: the model gets the terminal\'s history, the terminal\'s resume gets the app\'s turn', async () => {
     const before = fake.requests.length;
-    const { sessionId, sse } = await chat.turn({ text: 'Continue from the app please', session_id: id });
-    expect(sessionId).toBe(id);
-    expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop', session_id: id } });
+    await promptFromApp(chat, id, 'Continue from the app please');
     expect(userTexts(fake.requests.slice(before).at(-1)!.body)).toEqual(['Tell me about quixotic lighthouses', 'Continue from the app please']);
     // Still one terminal session, read from Claude Code's own file: the app's turn is in it.
     const [session] = await terminalSessions();
@@ -173,15 +166,7 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
   });
 
   it('SPACE_HISTORY=off reads none of it', async () => {
-    const off = await startService({ home: chat.home, env: { SPACE_HISTORY: 'off', SPACE_CLIA_BIN: claude! } });
-    try {
-      expect((await off.get('/api/sessions?limit=1000&origin=terminal')).json().sessions).toEqual([]);
-      // What stays is the service's own record of the turn it ran; nothing of the terminal's file.
-      const page = await off.get(`/api/messages/${id}?limit=1000`);
-      expect(page.status).toBe(200);
-      expect(page.json().messages.map((m: any) => m.text)).toEqual(['Continue from the app please', 'Hello from the fake Anthropic API. You said: Continue from the app please']);
-    } finally {
-      await off.close();
-    }
+    // What stays is the service's own record of the turn it ran; nothing of the terminal's file.
+    expect(await textsWithHistoryOff(chat.home, { SPACE_CLIA_BIN: claude! }, id)).toEqual(['Continue from the app please', 'Hello from the fake Anthropic API. You said: Continue from the app please']);
   });
 });

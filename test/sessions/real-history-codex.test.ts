@@ -7,9 +7,9 @@ import { startFakeResponses, type FakeResponses } from '../fakes/openai-response
 import { startChat, type ChatService } from '../helpers/chat.js';
 import { eventually } from '../helpers/eventually.js';
 import { realProgram } from '../helpers/programs.js';
-import { startService } from '../helpers/service.js';
 import { codexLoginWithApiKey } from '../helpers/setups.js';
-import { runInTerminal } from '../helpers/terminal.js';
+import * as lane from './history-lane.js';
+import { inTerminal as runInTerminal, promptFromApp, searchFinds, textsWithHistoryOff } from './history-lane.js';
 
 /**
  * The user's Codex history on the real CLI (docs/history.md): a session run with `codex exec`
@@ -43,9 +43,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function terminalSessions(): Promise<any[]> {
-  return (await chat.get('/api/sessions?limit=1000&origin=terminal')).json().sessions;
-}
+const terminalSessions = (): Promise<any[]> => lane.terminalSessions(chat);
 
 function rollouts(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
@@ -70,17 +68,12 @@ describe.skipIf(!codex)('Codex history on the real CLI', () => {
   });
 
   it('search finds its words', async () => {
-    await eventually(async () => {
-      const { hits } = (await chat.get('/api/fts/search?q=quixotic')).json();
-      expect(hits.map((h: any) => h.session_id)).toContain(id);
-    });
+    await searchFinds(chat, 'quixotic', id);
   });
 
   it('a prompt through the app resumes the thread where it ran: the model gets the terminal\'s history, `codex exec resume` the app\'s turn', async () => {
     const before = fake.requests.length;
-    const { sessionId, sse } = await chat.turn({ text: 'Continue from the app please', session_id: id });
-    expect(sessionId).toBe(id);
-    expect(sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop', session_id: id } });
+    await promptFromApp(chat, id, 'Continue from the app please');
     const asked = fake.requests.slice(before).at(-1)!;
     expect(asked.userTexts.filter((t) => !t.startsWith('<'))).toEqual(['Describe the quixotic lighthouse', 'Continue from the app please']);
     // One rollout still: the app's turn is in the terminal's file, and the session stays the terminal's.
@@ -119,15 +112,7 @@ describe.skipIf(!codex)('Codex history on the real CLI', () => {
   });
 
   it('SPACE_HISTORY=off reads none of it', async () => {
-    const off = await startService({ home: chat.home, env: { SPACE_HISTORY: 'off', SPACE_CLIB_BIN: codex! } });
-    try {
-      expect((await off.get('/api/sessions?limit=1000&origin=terminal')).json().sessions).toEqual([]);
-      // What stays is the service's own record of the turn it ran; nothing of the terminal's rollout.
-      const page = await off.get(`/api/messages/${id}?limit=1000`);
-      expect(page.status).toBe(200);
-      expect(page.json().messages.map((m: any) => m.text)).not.toContain('Describe the quixotic lighthouse');
-    } finally {
-      await off.close();
-    }
+    // What stays is the service's own record of the turn it ran; nothing of the terminal's rollout.
+    expect(await textsWithHistoryOff(chat.home, { SPACE_CLIB_BIN: codex! }, id)).not.toContain('Describe the quixotic lighthouse');
   });
 });
