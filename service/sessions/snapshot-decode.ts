@@ -49,7 +49,10 @@ export function decodeSnapshot(value: unknown, roots: SessionRoots): SavedState 
   const files = decodeFiles(d, records, paths, words);
   const dirs = decodeDirs(columnsOf<DirColumns>(d.dirs, DIR_KEYS, 'folders'), paths);
   if (d.views === undefined) return { files, dirs };
-  return { files, dirs, views: decodeViews(columnsOf<ViewColumns>(d.views, VIEW_KEYS, 'views'), records, words) };
+  // `records` holds every view's records (`sizes[i]` each): not one per view like the other columns.
+  const views = columnsOf<ViewColumns>(d.views, VIEW_KEYS.filter((k) => k !== 'records'), 'views');
+  list(views.records, undefined, 'views');
+  return { files, dirs, views: decodeViews(views, records, words) };
 }
 
 function decodeRecords(c: RecordColumns, paths: string[], words: string[]): SourceRecord[] {

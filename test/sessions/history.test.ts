@@ -153,6 +153,16 @@ describe('terminal history', () => {
   });
 });
 
+describe('a restart', () => {
+  it('lists the same terminal sessions from the saved snapshot (titles, directories, origin)', async () => {
+    const before = await listed('&origin=terminal');
+    await svc.close();
+    svc = await startService({ home, env: { SPACE_CLIA_BIN: path.join(home, 'no-claude') } });
+    expect(await listed('&origin=terminal')).toEqual(before);
+    expect(svc.logs.join('\n')).toMatch(/"restored":[1-9]/);
+  });
+});
+
 describe('kept when the programs delete or compress it', () => {
   const kept = (dir: 'clia' | 'clib', id: string): string => path.join(home, '.space-state', 'history', dir, `${id}.jsonl`);
 
