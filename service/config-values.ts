@@ -1,6 +1,6 @@
+import { readFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { realpathSync } from 'node:fs';
 
 // Reading the service's environment values: each parser checks one kind of value and throws
 // ConfigError with the variable's name and what it must be (service/config.ts assembles them).
@@ -148,4 +148,19 @@ export function safeOrigin(value: string): string | undefined {
 
 export function nonEmpty(value: string | undefined): string | undefined {
   return value ? value : undefined;
+}
+
+/** The config API's saved choice to read the user's terminal history (docs/history.md); SPACE_HISTORY wins over it. */
+export function historySettingFile(home: string): string {
+  return path.join(home, '.space-state', 'history.json');
+}
+
+/** The saved choice, read synchronously with the rest of the configuration; undefined when none (or unreadable). */
+export function savedHistorySetting(home: string): boolean | undefined {
+  try {
+    const doc = JSON.parse(readFileSync(historySettingFile(home), 'utf8')) as { enabled?: unknown };
+    return typeof doc.enabled === 'boolean' ? doc.enabled : undefined;
+  } catch {
+    return undefined;
+  }
 }

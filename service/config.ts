@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { findAppRoot } from './app-root.js';
-import { ConfigError, expandHome, nonEmpty, parseHostname, parseHour, parseHttpUrl, parseLoopbackHost, parseLoopbackUrl, parseOrigins, parsePort, parsePositiveInt, parseRendererUrl, parseSwitch, parseNonNegativeInt, resolveHome } from './config-values.js';
+import { ConfigError, expandHome, nonEmpty, parseHostname, parseHour, parseHttpUrl, parseLoopbackHost, parseLoopbackUrl, parseOrigins, parsePort, parsePositiveInt, parseRendererUrl, parseSwitch, parseNonNegativeInt, resolveHome, savedHistorySetting } from './config-values.js';
 export { ConfigError, safeOrigin } from './config-values.js';
 
 /** Every setting of the service, read once from the environment at start-up. */
@@ -218,7 +218,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxQueuedPerSession: parsePositiveInt(env.SPACE_CHAT_MAX_QUEUED, 'SPACE_CHAT_MAX_QUEUED', 5),
       maxImageBytes: parsePositiveInt(env.SPACE_CHAT_MAX_IMAGE_BYTES, 'SPACE_CHAT_MAX_IMAGE_BYTES', 10 * 1024 * 1024),
     }),
-    history: parseSwitch(env.SPACE_HISTORY, 'SPACE_HISTORY', true),
+    history: parseSwitch(env.SPACE_HISTORY, 'SPACE_HISTORY', savedHistorySetting(home) ?? true),
     historyKeepBytes: parseNonNegativeInt(env.SPACE_HISTORY_KEEP_MB, 'SPACE_HISTORY_KEEP_MB', 2048) * 1024 * 1024,
     childEnv: Object.freeze(childEnvOf(env, home)),
     connectors: Object.freeze(connectorsConfig(env, home)),

@@ -279,6 +279,43 @@ describe('resuming a terminal session from the app: refusals', () => {
   });
 });
 
+describe('the config API switch', () => {
+  it('PUT /api/config/history {enabled:false} is saved for the next start, which then reads none of it; SPACE_HISTORY wins', async () => {
+    const other = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-switch-'));
+    try {
+      await writeHistory(other);
+      const first = await startService({ home: other });
+      try {
+        expect((await first.get('/api/config/history')).json()).toEqual({ enabled: true, saved: null, env_override: false, restart_required: false });
+        const bad = await first.request('PUT', '/api/config/history', { body: { enabled: 'no' } });
+        expect(bad.status).toBe(400);
+        expect(bad.json()).toEqual({ detail: 'Body must be an object with enabled (boolean)' });
+        const put = await first.request('PUT', '/api/config/history', { body: { enabled: false } });
+        expect(put.json()).toEqual({ enabled: true, saved: false, env_override: false, restart_required: true });
+        expect(JSON.parse(await readFile(path.join(other, '.space-state', 'history.json'), 'utf8'))).toEqual({ enabled: false });
+      } finally {
+        await first.close();
+      }
+      const next = await startService({ home: other });
+      try {
+        expect((await next.get('/api/sessions?origin=terminal')).json().sessions).toEqual([]);
+        expect((await next.get('/api/config/history')).json()).toMatchObject({ enabled: false, saved: false, restart_required: false });
+      } finally {
+        await next.close();
+      }
+      const forced = await startService({ home: other, env: { SPACE_HISTORY: 'on' } });
+      try {
+        await eventually(async () => expect((await forced.get('/api/sessions?origin=terminal')).json().sessions.length).toBeGreaterThan(0));
+        expect((await forced.get('/api/config/history')).json()).toMatchObject({ enabled: true, env_override: true });
+      } finally {
+        await forced.close();
+      }
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('SPACE_HISTORY=off', () => {
   it('reads none of it', async () => {
     const off = await startService({ home, env: { SPACE_HISTORY: 'off' } });
