@@ -15,6 +15,9 @@ import { SAFE_ID } from '../ids.js';
  */
 export type HistoryStore = 'clia-home' | 'clib-home' | 'clia-kept' | 'clib-kept' | 'clib-zst';
 
+/** The stores that are the user's terminal history (their sessions' directory is the last their log states). */
+export const TERMINAL_STORES: ReadonlySet<string> = new Set<HistoryStore>(['clia-home', 'clib-home', 'clia-kept', 'clib-kept']);
+
 /** The agent id every terminal session is listed under (they belong to no Space project). */
 export { TERMINAL_AGENT_ID } from '../runtimes/terminal-session.js';
 import { TERMINAL_AGENT_ID } from '../runtimes/terminal-session.js';

@@ -33,8 +33,8 @@ export interface MergeInputs {
   logExists(ref: LogRef): boolean;
   /** The first prompt of a log, when it has been read. */
   firstPrompt(ref: LogRef): string | undefined;
-  /** The directory a terminal history log states, when its first lines have been read. */
-  firstDirectory?(ref: LogRef): string | undefined;
+  /** The last directory a terminal history log states, once its first lines have been read. */
+  logDirectory?(ref: LogRef): string | undefined;
 }
 
 const RANK: Readonly<Record<SourceKind, number>> = Object.fromEntries(PRECEDENCE.map((kind, i) => [kind, i])) as Record<SourceKind, number>;
@@ -105,7 +105,7 @@ export function sessionView(records: SourceRecord[], inputs: Omit<MergeInputs, '
     // runtimea's own folder is an OpenClaw agent, not a project: the project index knows the project.
     agentId: owner.agentName === 'runtimea' && project ? project.agentId : owner.agentId,
     updatedAtMs: owner.updatedAtMs ?? newest,
-    directory: directory ?? (log && inputs.firstDirectory?.(log)) ?? '',
+    directory: directory ?? (log && inputs.logDirectory?.(log)) ?? '',
     records,
     log,
   });

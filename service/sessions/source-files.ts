@@ -7,6 +7,8 @@ import { eachStart, readdir, readFile, stat, statMany } from './disk.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
 import { headIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
+import { lastDirectoryIn, lastDirectoryOf, LISTING_TAIL_BYTES } from './last-directory.js';
+import { TERMINAL_STORES } from './history-layout.js';
 import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
 import { eachLimited } from './limit.js';
 import type { LogReader, LogVersion } from './logs.js';
@@ -195,9 +197,11 @@ export class SourceFiles {
         this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(head ? { head } : {}) });
         // A compressed rollout is no readable log: what it holds is read through its kept copy.
         if (role.store !== 'clib-zst') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
+        // A terminal session's directory is its log's last: looked for again in what was appended.
+        const moved = grown && head !== undefined && TERMINAL_STORES.has(role.store) && (await this.movedDirectory(p, head));
         // A listed log that grew changes no listed field, unless its first prompt may just have
-        // arrived; an orphan's mtime is its updated_at.
-        return !grown || !this.referenced.has(p) || head?.final === false;
+        // arrived (or its directory moved); an orphan's mtime is its updated_at.
+        return !grown || !this.referenced.has(p) || head?.final === false || moved;
       }
       case 'clia-record': {
         const doc = await readJson(p, key);
@@ -292,10 +296,17 @@ export class SourceFiles {
   async readTitles(refs: LogRef[]): Promise<void> {
     const files = refs.flatMap((ref) => (ref.kind === 'file' ? [ref.path] : []));
     const further: string[] = [];
+    const tails: string[] = [];
     await eachStart(files, QUICK_HEAD_BYTES, (file, head, st) => {
       const known = this.files.get(file);
       if (known?.role !== 'log') return;
-      const found = headIn(head, STORE_FORMAT[known.store]);
+      const format = STORE_FORMAT[known.store];
+      const found = headIn(head, format);
+      // A terminal session's directory is the last its log states: in these bytes for a small log.
+      if (TERMINAL_STORES.has(known.store)) {
+        if (st.size <= QUICK_HEAD_BYTES) found.directory = lastDirectoryIn(head, format) ?? found.directory;
+        else tails.push(file);
+      }
       if (found.prompt !== undefined) known.head = { ...found, final: true, key: known.key };
       else if (st.size <= QUICK_HEAD_BYTES) known.head = { ...found, final: false, key: known.key };
       else further.push(file);
@@ -305,7 +316,23 @@ export class SourceFiles {
       if (known?.role !== 'log') return;
       known.head = { ...(await readHead(file, STORE_FORMAT[known.store]).catch(() => ({ final: false }))), key: known.key };
     });
+    await eachLimited(tails, IO_CONCURRENCY, (file) => this.readLastDirectory(file));
     for (const ref of refs) if (ref.kind === 'sqlite') this.readSqliteTitle(ref.db, ref.sessionId);
+  }
+
+  /** Whether a grown terminal log now states another last directory (its head is updated). */
+  private async movedDirectory(file: string, head: Head): Promise<boolean> {
+    const before = head.directory;
+    await this.readLastDirectory(file);
+    return head.directory !== before;
+  }
+
+  /** A terminal log's last stated directory, from its last LISTING_TAIL_BYTES, into its head. */
+  private async readLastDirectory(file: string): Promise<void> {
+    const known = this.files.get(file);
+    if (known?.role !== 'log' || !known.head) return;
+    const directory = await lastDirectoryOf(file, STORE_FORMAT[known.store], LISTING_TAIL_BYTES).catch(() => undefined);
+    if (directory && known.head) known.head.directory = directory;
   }
 
   private readSqliteTitle(db: string, sessionId: string): void {
@@ -325,8 +352,8 @@ export class SourceFiles {
     return known?.key;
   }
 
-  /** The working directory a terminal history log states in its first lines, if read. */
-  firstDirectory(ref: LogRef): string | undefined {
+  /** The last working directory a terminal history log states, once its head was read. */
+  logDirectory(ref: LogRef): string | undefined {
     const known = ref.kind === 'file' ? this.files.get(ref.path) : undefined;
     return known?.role === 'log' ? known.head?.directory : undefined;
   }

@@ -151,6 +151,13 @@ describe('terminal history', () => {
     await writeFile(path.join(projectDir(home), `${id}.jsonl`), source.replaceAll(CLAUDE_ID, id));
     await eventually(async () => expect((await listed('&origin=terminal')).map((s) => s.session_id)).toContain(id));
   });
+  it('the listed directory is the last one the log states (the user may cd mid-session)', async () => {
+    const file = path.join(projectDir(home), `${CLAUDE_ID}.jsonl`);
+    const last = (await readFile(file, 'utf8')).trimEnd().split('\n').filter((l) => l.includes('"type":"user"')).at(-1)!;
+    await appendFile(file, last.replaceAll('"cwd":"/home/user/rt-claude/fx/proj"', '"cwd":"/home/user/rt-claude/fx/proj/sub"') + '\n');
+    await eventually(async () => expect((await listed()).find((s) => s.session_id === CLAUDE_ID)?.directory).toBe('/home/user/rt-claude/fx/proj/sub'));
+  });
+
 });
 
 describe('a restart', () => {
@@ -263,7 +270,7 @@ describe('resuming a terminal session from the app: refusals', () => {
   it('409 naming the directory when it no longer exists; PATCH points it elsewhere, in the service\'s own store', async () => {
     const res = await svc.post('/api/chat/prompt', { text: 'carry on', session_id: CLAUDE_ID });
     expect(res.status).toBe(409);
-    expect(res.json().detail).toBe(`The working directory of session ${CLAUDE_ID} (/home/user/rt-claude/fx/proj) no longer exists; point the session elsewhere with PATCH /api/sessions/${CLAUDE_ID} {"directory": ...}, then send the prompt again.`);
+    expect(res.json().detail).toBe(`The working directory of session ${CLAUDE_ID} (/home/user/rt-claude/fx/proj/sub) no longer exists; point the session elsewhere with PATCH /api/sessions/${CLAUDE_ID} {"directory": ...}, then send the prompt again.`);
     const elsewhere = path.join(home, 'elsewhere');
     await mkdir(elsewhere);
     expect((await svc.request('PATCH', `/api/sessions/${CLAUDE_ID}`, { body: { directory: elsewhere } })).status).toBe(200);
