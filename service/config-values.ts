@@ -1,6 +1,6 @@
+import { readFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { realpathSync } from 'node:fs';
 
 // Reading the service's environment values: each parser checks one kind of value and throws
 // ConfigError with the variable's name and what it must be (service/config.ts assembles them).
@@ -77,6 +77,22 @@ export function parseHttpUrl(value: string | undefined, name: string): string | 
   return value.replace(/\/+$/, '');
 }
 
+/** A decimal integer of 0 or more; unset or empty: the fallback. */
+export function parseNonNegativeInt(value: string | undefined, name: string, fallback: number): number {
+  if (!value) return fallback;
+  if (!/^\d{1,9}$/.test(value)) throw new ConfigError(`${name} must be an integer of 0 or more, got ${value}`);
+  return Number(value);
+}
+
+/** on/off, 1/0, true/false, yes/no (any case); unset or empty: the fallback. */
+export function parseSwitch(value: string | undefined, name: string, fallback: boolean): boolean {
+  if (!value) return fallback;
+  const v = value.toLowerCase();
+  if (['on', '1', 'true', 'yes'].includes(v)) return true;
+  if (['off', '0', 'false', 'no'].includes(v)) return false;
+  throw new ConfigError(`${name} must be on or off, got ${value}`);
+}
+
 export function parseHour(value: string | undefined): number {
   if (value === undefined || value === '') return 2;
   const hour = Number(value);
@@ -132,4 +148,19 @@ export function safeOrigin(value: string): string | undefined {
 
 export function nonEmpty(value: string | undefined): string | undefined {
   return value ? value : undefined;
+}
+
+/** The config API's saved choice to read the user's terminal history (docs/history.md); SPACE_HISTORY wins over it. */
+export function historySettingFile(home: string): string {
+  return path.join(home, '.space-state', 'history.json');
+}
+
+/** The saved choice, read synchronously with the rest of the configuration; undefined when none (or unreadable). */
+export function savedHistorySetting(home: string): boolean | undefined {
+  try {
+    const doc = JSON.parse(readFileSync(historySettingFile(home), 'utf8')) as { enabled?: unknown };
+    return typeof doc.enabled === 'boolean' ? doc.enabled : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { findAppRoot } from './app-root.js';
-import { ConfigError, expandHome, nonEmpty, parseHostname, parseHour, parseHttpUrl, parseLoopbackHost, parseLoopbackUrl, parseOrigins, parsePort, parsePositiveInt, parseRendererUrl, resolveHome } from './config-values.js';
+import { ConfigError, expandHome, nonEmpty, parseHostname, parseHour, parseHttpUrl, parseLoopbackHost, parseLoopbackUrl, parseOrigins, parsePort, parsePositiveInt, parseRendererUrl, parseSwitch, parseNonNegativeInt, resolveHome, savedHistorySetting } from './config-values.js';
 export { ConfigError, safeOrigin } from './config-values.js';
 
 /** Every setting of the service, read once from the environment at start-up. */
@@ -53,6 +53,10 @@ export interface Config {
    * The environment the service was started with (what `loadConfig` read), minus the
    * service's own secrets: what agent CLIs inherit, with HOME set to `home`.
    */
+  /** SPACE_HISTORY: whether the user's Claude Code and Codex history is read (docs/history.md). */
+  readonly history: boolean;
+  /** SPACE_HISTORY_KEEP_MB: the most the service keeps of terminal history in its own store (docs/history.md). */
+  readonly historyKeepBytes: number;
   readonly childEnv: Env;
   readonly connectors: Readonly<ConnectorsConfig>;
   readonly bins: Readonly<{
@@ -101,6 +105,10 @@ export interface Config {
      * auth.json is the login, its config.toml the user's providers and MCP servers.
      */
     codexHome: string;
+    /** Claude Code's config folder (CLAUDE_CONFIG_DIR, else ~/.claude): its `projects/` is the user's history. */
+    claudeConfigDir: string;
+    /** Copies of terminal history kept by the service (~/.space-state/history), so what the programs delete stays. */
+    historyKept: string;
     clibSpace: string;
     uploads: string;
   }>;
@@ -235,6 +243,8 @@ export function loadConfig(env: Env = process.env): Config {
       git: env.SPACE_GIT_BIN || 'git',
       maxBytes: parsePositiveInt(env.SPACE_CHECKPOINT_MAX_BYTES, 'SPACE_CHECKPOINT_MAX_BYTES', 2 * 1024 * 1024 * 1024),
     }),
+    history: parseSwitch(env.SPACE_HISTORY, 'SPACE_HISTORY', savedHistorySetting(home) ?? true),
+    historyKeepBytes: parseNonNegativeInt(env.SPACE_HISTORY_KEEP_MB, 'SPACE_HISTORY_KEEP_MB', 2048) * 1024 * 1024,
     childEnv: Object.freeze(childEnvOf(env, home)),
     connectors: Object.freeze(connectorsConfig(env, home)),
     bins: Object.freeze({
@@ -267,6 +277,8 @@ export function loadConfig(env: Env = process.env): Config {
       runtimeaAttachmentsDir: path.join(home, '.space-state', 'runtimea-attachments'),
       cliaSpace: path.join(home, 'clia-space'),
       codexHome: expandHome(env.SPACE_CODEX_HOME, home, 'SPACE_CODEX_HOME') ?? expandHome(env.CODEX_HOME, home, 'CODEX_HOME') ?? path.join(home, '.codex'),
+      claudeConfigDir: expandHome(env.CLAUDE_CONFIG_DIR, home, 'CLAUDE_CONFIG_DIR') ?? path.join(home, '.claude'),
+      historyKept: path.join(home, '.space-state', 'history'),
       clibSpace: path.join(home, 'clib-space'),
       uploads: path.join(home, 'uploads'),
     }),

@@ -20,6 +20,8 @@ import { createRuntimes } from '../runtimes/registry.js';
 import type { AgentName, Runtime, RuntimeEvent } from '../runtimes/runtime.js';
 import { RuntimeaGateway } from '../runtimes/runtimea/gateway.js';
 import { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
+import { historyRoots, startHistoryKeeper } from '../sessions/history-roots.js';
+import { TerminalSessions } from '../sessions/terminal-resume.js';
 import { SessionIndex } from '../sessions/session-index.js';
 import { UsageService } from '../usage/usage.js';
 import { compactionWatch } from '../chat/compaction.js';
@@ -93,7 +95,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const events = new EventHub();
   const uploads = new UploadLedger();
   const sessions = new SessionIndex(
-    { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot },
+    { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot, ...historyRoots(config) },
     log,
     { countsFile: config.paths.sessionCountsFile, indexFile: config.paths.sessionIndexFile },
   );
@@ -109,7 +111,8 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     { refuse: (t: { agentName: string; agentId: string | null }) => budgets.refuse(t), ended: () => void budgets.list().catch((err: unknown) => log.warn({ err: String(err) }, 'budgets: not evaluated')) },
   ];
   const checkpoints = new Checkpoints({ ...core, events, sessions, runtimes });
-  const chat = new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions, checkpoints, watches });
+  const history = config.history ? { history: new TerminalSessions(sessions, config.paths.claudeConfigDir) } : {};
+  const chat = new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions, checkpoints, watches, ...history });
   checkpoints.busy = (sessionId) => chat.busy(sessionId);
   return {
     ...core,
@@ -149,6 +152,7 @@ export function startServices(ctx: ServiceContext): RunningServices {
   // A restart's usage view first: the full-text reconcile waits for its pass (bounded).
   ctx.fts.start(usageWarmed);
   const eventSources = startEventSources(ctx.events, ctx.sessions, ctx.fts);
+  const keeper = startHistoryKeeper(ctx);
   return {
     stop: async () => {
       // First the work that ends streams with `done` (the chat engine aborts its running turns)
@@ -156,6 +160,7 @@ export function startServices(ctx: ServiceContext): RunningServices {
       const results = await Promise.allSettled([ctx.chat.close(), ctx.usage.stop()]);
       for (const r of results) if (r.status === 'rejected') ctx.log.error({ err: String(r.reason) }, 'shutdown task failed');
       eventSources.stop();
+      await keeper?.close();
       await Promise.allSettled([...ctx.runtimes.values()].map((runtime) => runtime.close()));
       ctx.streams.closeAll();
       await ctx.fts.close();

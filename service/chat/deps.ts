@@ -5,6 +5,7 @@ import type { UploadLedger } from '../files/upload-ledger.js';
 import type { SseRegistry } from '../http/sse.js';
 import type { HttpError } from '../errors.js';
 import type { AgentName, Runtime, RuntimeEvent } from '../runtimes/runtime.js';
+import type { TerminalResume } from '../runtimes/terminal-session.js';
 
 /** Who a turn is for, as the watches see it. */
 export interface WatchedTurn {
@@ -47,4 +48,6 @@ export interface ChatDeps extends Core {
     settleSession(sessionId: string): Promise<void>;
     get(sessionId: string): Promise<{ readonly agentId: string | null } | undefined>;
   };
+  /** Sessions of the user's terminal history a prompt resumes (docs/history.md); absent when reading it is off. */
+  readonly history?: { resume(sessionId: string): Promise<{ agentName: AgentName; terminal: TerminalResume } | undefined> };
 }

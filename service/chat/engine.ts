@@ -93,7 +93,10 @@ export class ChatEngine {
    * A prompt for a session whose turn is running waits in that session's queue.
    */
   async accept(request: EnginePrompt): Promise<PendingTurn> {
-    const runtime = await selectRuntime(this.ctx, request.agentName, request.sessionId);
+    // A terminal session resumes on its own program, where it ran (docs/history.md).
+    const terminal = request.sessionId === undefined ? undefined : await this.ctx.history?.resume(request.sessionId);
+    if (terminal && request.agentName !== undefined && request.agentName !== terminal.agentName) throw new HttpError(400, `Session ${request.sessionId} is a ${terminal.agentName} session: agent_name must be ${terminal.agentName} or left out`);
+    const runtime = await selectRuntime(this.ctx, request.agentName ?? terminal?.agentName, request.sessionId);
     const permissionMode = request.permissionMode ?? 'auto';
     if (!runtime.permissionModes.includes(permissionMode)) throw new HttpError(400, refusedMode(runtime, permissionMode));
     const streamEvents = request.streamEvents ?? 'spec';
@@ -103,7 +106,7 @@ export class ChatEngine {
     const checkpointInfo = { streamId: null as string | null, prompt: request.text, sessionId: null, directory: undefined };
     const checkpoints = turnCheckpoints(this.ctx.checkpoints, checkpointInfo);
     const withCheckpoints = (prepared: PreparedTurn): PreparedTurn => checkpoints.wrap(prepared);
-    const turnRequest = { text: request.text, sessionId, skill: request.skill, model: request.model, permissionMode, beforeStart: checkpoints.beforeStart, ...(attachments ? { attachments } : {}) };
+    const turnRequest = { text: request.text, sessionId, skill: request.skill, model: request.model, permissionMode, beforeStart: checkpoints.beforeStart, ...(attachments ? { attachments } : {}), ...(terminal ? { terminal: terminal.terminal } : {}) };
     if (sessionId !== undefined && this.followUps.mustWait(sessionId)) {
       // A waiting follow-up's stream opens with `queued {position}` only for a client that asked for every event.
       const queued = this.followUps.enqueue(sessionId, async () => withCheckpoints(await runtime.prepare(turnRequest)), streamEvents === 'full');

@@ -11,8 +11,16 @@ import { maskDeep } from './mask.js';
 import { providerEnvKey } from './provider-key.js';
 import { apiKeyState, effectiveEnv, hostedAccount, localState, provbSubscription } from './provider-state.js';
 import { parseBody } from '../http/request-body.js';
+import { saveHistorySetting, savedHistorySetting } from '../stores/history-setting.js';
 
 const ProviderKeyBody = z.object({ key: z.string().trim().min(1) });
+const HistoryBody = z.looseObject({ enabled: z.boolean() });
+
+/** `enabled`: what this run does; `saved`: the choice for the next start (null: none); `restart_required` when they differ. */
+function historyState(running: boolean, saved: boolean | undefined, env: string | undefined): { enabled: boolean; saved: boolean | null; env_override: boolean; restart_required: boolean } {
+  const next = env ? running : (saved ?? true);
+  return { enabled: running, saved: saved ?? null, env_override: !!env, restart_required: next !== running };
+}
 
 /** What the config routes read beyond Core: the sign-in state (hosted account, /debug/ai-auth). */
 export type ConfigDeps = Core & { auth: AuthState };
@@ -30,6 +38,16 @@ export function configRoutes(deps: ConfigDeps): Router {
     const roots: Record<string, string> = { runtimea: config.projectsRoot, clia_code: config.projectsRoot };
     roots[config.agentName] = config.projectsRoot;
     res.json({ roots, default: config.agentName });
+  });
+
+  // Additive (docs/history.md): whether the user's terminal history is read. Saved for the next start; SPACE_HISTORY wins.
+  router.get('/api/config/history', (_req, res) => {
+    res.json(historyState(config.history, savedHistorySetting(config.home), config.childEnv.SPACE_HISTORY));
+  });
+  router.put('/api/config/history', async (req, res) => {
+    const { enabled } = parseBody(HistoryBody, req.body, 'Body must be an object with enabled (boolean)');
+    await saveHistorySetting(config.home, enabled);
+    res.json(historyState(config.history, enabled, config.childEnv.SPACE_HISTORY));
   });
 
   router.get('/api/models', async (_req, res) => {

@@ -3,6 +3,7 @@ import type { SessionIndex } from '../sessions/session-index.js';
 import type { SessionView } from '../sessions/merge.js';
 import type { LogChange } from '../sessions/source-files.js';
 import type { EventHub } from './hub.js';
+import { originOf } from '../sessions/fold.js';
 
 /**
  * What feeds the event channel besides the chat engine (which publishes turn-started and
@@ -43,6 +44,7 @@ export async function sessionUpdated(sessions: SessionIndex, view: SessionView):
     title: view.title,
     updated_at: new Date(view.updatedAtMs).toISOString(),
     message_count: await sessions.messageCount(view).catch(() => 0),
+    origin: originOf(view.records[0]!),
   };
 }
 

@@ -8,6 +8,7 @@
 /** The spec's agent names: the wire and on-disk vocabulary (one list, in ids.ts). */
 import type { AgentName } from '../ids.js';
 import type { LimitReport } from '../transcripts/limits.js';
+import type { TerminalResume } from './terminal-session.js';
 export type { AgentName };
 
 /** Token usage of one model call (or one turn), never a running total. */
@@ -111,6 +112,8 @@ export interface TurnRequest {
    * directory right before it does: the checkpoint before the turn is taken then.
    */
   beforeStart?: (directory: string | undefined) => Promise<void>;
+  /** Set when `sessionId` is a session of the user's terminal history (clia, clib): resumed where it ran. */
+  terminal?: TerminalResume;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { CliSessionEntry, CliSessionStore } from './cli-session-store.js';
 import { LineAppender } from './line-appender.js';
 import { recordProjectSession } from './project-sessions.js';
 import type { AgentName, RuntimeEvent } from './runtime.js';
+import { TERMINAL_AGENT_ID } from './terminal-session.js';
 
 /**
  * The bookkeeping every runtime's turn does the same way, whatever program runs it: which
@@ -67,6 +68,8 @@ export interface TurnOwner {
  * runtimes. A failure is logged, never the turn's failure: the answer is already there.
  */
 export async function recordInProject(deps: { projectsRoot: string; log: Logger }, owner: TurnOwner, updatedAt = Date.now()): Promise<void> {
+  // A terminal session the app resumed belongs to no project (docs/history.md).
+  if (owner.agentId === TERMINAL_AGENT_ID) return;
   try {
     await recordProjectSession(deps.projectsRoot, owner.agentId, { sessionId: owner.sessionId, agent_name: owner.agentName, title: owner.title, updatedAt, directory: owner.directory });
   } catch (err) {

@@ -3,6 +3,7 @@ import { statMany } from './disk.js';
 import { needsListing, type DirKey } from './dir-key.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import type { SessionRoots } from './layout.js';
+import { rootList } from './history-layout.js';
 
 /** The check of a saved state against the disk, in bulk: pure over the saved keys and the stats it takes. */
 
@@ -12,7 +13,7 @@ export type SavedKey = FileKey | 'always';
 /** Whether a saved path lies under today's roots (a root moved by configuration leaves its files out). */
 export function underRoots(roots: SessionRoots): (p: string) => boolean {
   // Each root's prefix made once: joining it anew for each of 10,000 paths showed in profiles.
-  const list = Object.values(roots);
+  const list = rootList(roots);
   const prefixes = list.map((root) => (root.endsWith(path.sep) ? root : root + path.sep));
   return (p) => list.includes(p) || prefixes.some((prefix) => p.startsWith(prefix));
 }
@@ -27,7 +28,7 @@ export function underRoots(roots: SessionRoots): (p: string) => boolean {
  */
 export async function changedPaths(roots: SessionRoots, dirs: ReadonlyMap<string, DirKey>, files: Iterable<[string, SavedKey]>): Promise<string[]> {
   const out: string[] = [];
-  for (const root of new Set(Object.values(roots))) if (!dirs.has(root)) out.push(root);
+  for (const root of new Set(rootList(roots))) if (!dirs.has(root)) out.push(root);
   const dirStats = await statMany([...dirs.keys()]);
   for (const [dir, saved] of dirs) if (needsListing(saved, dirStats.get(dir))) out.push(dir);
   const relisted = new Set(out);

@@ -131,15 +131,16 @@ export class FileLogs {
     try {
       const st = await fh.stat();
       const fallbackTime = new Date(st.mtimeMs).toISOString();
+      const memo = {};
       let end = from;
       for await (const batch of forwardLines(fh, from, st.size)) {
         for (const line of batch) {
-          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield ended(entry, line.end);
+          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime, memo))) yield ended(entry, line.end);
           end = line.end;
         }
       }
       const tail = await readRange(fh, end, st.size);
-      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield ended(entry, st.size);
+      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime, memo))) yield ended(entry, st.size);
     } finally {
       await fh.close();
     }
@@ -151,15 +152,16 @@ export class FileLogs {
     try {
       const st = fstatSync(fd);
       const fallbackTime = new Date(st.mtimeMs).toISOString();
+      const memo = {};
       let end = from;
       for (const batch of forwardLinesSync(fd, from, st.size)) {
         for (const line of batch) {
-          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))) yield ended(entry, line.end);
+          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime, memo))) yield ended(entry, line.end);
           end = line.end;
         }
       }
       const tail = readRangeSync(fd, end, st.size);
-      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime))) yield ended(entry, st.size);
+      if (tail) for (const entry of lineEntries(format, tail, false, ctxAt(end, fallbackTime, memo))) yield ended(entry, st.size);
     } finally {
       closeSync(fd);
     }
@@ -253,8 +255,8 @@ function ended(entry: LogEntry, end: number): LogEntry & { end: number } {
   return marked;
 }
 
-function ctxAt(position: number, fallbackTime: string): LineContext {
-  return { position, fallbackTime };
+function ctxAt(position: number, fallbackTime: string, memo?: Record<string, unknown>): LineContext {
+  return memo ? { position, fallbackTime, memo } : { position, fallbackTime };
 }
 
 function messagesOf(entries: LogEntry[]): Message[] {

@@ -3,6 +3,7 @@ import { SAFE_ID } from '../ids.js';
 import type { AgentName } from '../runtimes/runtime.js';
 import { SQLITE_FILE } from '../transcripts/runtimea-store.js';
 import type { LogFormat } from './types.js';
+import { historyRole, type HistoryRoots, type HistoryStore } from './history-layout.js';
 
 export { SQLITE_FILE };
 
@@ -17,15 +18,20 @@ export { SQLITE_FILE };
  *   <clia-space>/<agent_id>/.sessions/<id>.json                       clia record (the service's older one)
  *   <clib-space>/<agent_id>/sessions/sessions.json | <id>.jsonl       clib store
  *   <projects>/<pid>/.space/sessions/sessionslist.json                per-project index
+ *   the user's terminal history (history-layout.ts), when reading it is on:
+ *   <claude config>/projects/<key>/<id>.jsonl                          clia-home
+ *   <CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl(.zst)   clib-home
+ *   <CODEX_HOME>/archived_sessions/rollout-<time>-<id>.jsonl(.zst)     clib-home (.zst: clib-zst)
+ *   ~/.space-state/history/{clia,clib}/<id>.jsonl                     clia-kept, clib-kept
  */
-export interface SessionRoots {
+export interface SessionRoots extends HistoryRoots {
   runtimea: string;
   clia: string;
   clib: string;
   projects: string;
 }
 
-export type StoreName = 'runtimea' | 'clia' | 'clib';
+export type StoreName = 'runtimea' | 'clia' | 'clib' | HistoryStore;
 
 export type PathRole =
   /** `files`: a folder that holds only files of the layout (no folder below it is in the layout). */
@@ -39,8 +45,8 @@ export type PathRole =
 /** The role of a file (not a folder) in the layout. */
 export type FileRole = Exclude<PathRole, { type: 'dir' }>;
 
-export const STORE_AGENT: Readonly<Record<StoreName, AgentName>> = { runtimea: 'runtimea', clia: 'clia_code', clib: 'clib' };
-export const STORE_FORMAT: Readonly<Record<StoreName, LogFormat>> = { runtimea: 'runtimea', clia: 'clia', clib: 'clib' };
+export const STORE_AGENT: Readonly<Record<StoreName, AgentName>> = { runtimea: 'runtimea', clia: 'clia_code', clib: 'clib', 'clia-home': 'clia_code', 'clib-home': 'clib', 'clia-kept': 'clia_code', 'clib-kept': 'clib', 'clib-zst': 'clib' };
+export const STORE_FORMAT: Readonly<Record<StoreName, LogFormat>> = { runtimea: 'runtimea', clia: 'clia', clib: 'clib', 'clia-home': 'clia', 'clib-home': 'clib-rollout', 'clia-kept': 'clia', 'clib-kept': 'clib-rollout', 'clib-zst': 'clib-rollout' };
 
 export const INDEX_FILE = 'sessions.json';
 export const PROJECT_INDEX = 'sessionslist.json';
@@ -56,7 +62,9 @@ export function roleOf(roots: SessionRoots, target: string): PathRole | undefine
   }
   const parts = below(roots.projects, target);
   if (parts) return projectRole(parts);
-  if (Object.values(roots).some((root) => isAncestor(target, root))) return { type: 'dir' };
+  const history = historyRole(roots, (root) => below(root, target));
+  if (history) return history;
+  if (Object.values(roots).some((root) => root !== undefined && isAncestor(target, root))) return { type: 'dir' };
   return undefined;
 }
 

@@ -1,5 +1,7 @@
 import type { AgentName } from '../runtimes/runtime.js';
 import { titleFromPrompt } from '../transcripts/title.js';
+import { foldTerminal } from './fold.js';
+import { TERMINAL_AGENT_ID } from './history-layout.js';
 import type { LogRef, SourceKind, SourceRecord } from './types.js';
 
 /**
@@ -8,7 +10,7 @@ import type { LogRef, SourceKind, SourceRecord } from './types.js';
  * per-project index (which only fills in what the stores leave out, or lists a session no
  * store has).
  */
-export const PRECEDENCE: readonly SourceKind[] = ['runtimea-sqlite', 'runtimea-file', 'clia', 'clia-legacy', 'clib', 'project'];
+export const PRECEDENCE: readonly SourceKind[] = ['runtimea-sqlite', 'runtimea-file', 'clia', 'clia-legacy', 'clib', 'project', 'clia-home', 'clib-home', 'clia-kept', 'clib-kept', 'clib-zst'];
 
 export interface SessionView {
   id: string;
@@ -31,6 +33,8 @@ export interface MergeInputs {
   logExists(ref: LogRef): boolean;
   /** The first prompt of a log, when it has been read. */
   firstPrompt(ref: LogRef): string | undefined;
+  /** The last directory a terminal history log states, once its first lines have been read. */
+  logDirectory?(ref: LogRef): string | undefined;
 }
 
 const RANK: Readonly<Record<SourceKind, number>> = Object.fromEntries(PRECEDENCE.map((kind, i) => [kind, i])) as Record<SourceKind, number>;
@@ -38,7 +42,7 @@ const RANK: Readonly<Record<SourceKind, number>> = Object.fromEntries(PRECEDENCE
 /** Every session, newest first (ties by id), one per id. */
 export function mergeSessions(inputs: MergeInputs): SessionView[] {
   const byId = new Map<string, SourceRecord[]>();
-  for (const record of inputs.records) {
+  for (const record of foldTerminal(inputs.records)) {
     const list = byId.get(record.id);
     if (list) list.push(record);
     else byId.set(record.id, [record]);
@@ -59,7 +63,16 @@ const AGENT_RANK: Readonly<Record<AgentName, number>> = { runtimea: 0, clia_code
  * files were read in, which varies from start to start.
  */
 export function byPrecedence(a: SourceRecord, b: SourceRecord): number {
-  return RANK[a.source] - RANK[b.source] || AGENT_RANK[a.agentName] - AGENT_RANK[b.agentName] || compare(fileOf(a), fileOf(b));
+  return rankOf(a) - rankOf(b) || AGENT_RANK[a.agentName] - AGENT_RANK[b.agentName] || compare(fileOf(a), fileOf(b));
+}
+
+/**
+ * A terminal session the app resumed has an entry in the service's store under the
+ * `terminal` agent id (its turns' bookkeeping); the program's own file stays its owner and
+ * its log, which holds the terminal's turns and the app's (docs/history.md).
+ */
+function rankOf(r: SourceRecord): number {
+  return r.agentId === TERMINAL_AGENT_ID && (r.source === 'clia' || r.source === 'clib') ? PRECEDENCE.length : RANK[r.source];
 }
 
 function fileOf(r: SourceRecord): string {
@@ -92,7 +105,7 @@ export function sessionView(records: SourceRecord[], inputs: Omit<MergeInputs, '
     // runtimea's own folder is an OpenClaw agent, not a project: the project index knows the project.
     agentId: owner.agentName === 'runtimea' && project ? project.agentId : owner.agentId,
     updatedAtMs: owner.updatedAtMs ?? newest,
-    directory: directory ?? '',
+    directory: directory ?? (log && inputs.logDirectory?.(log)) ?? '',
     records,
     log,
   });

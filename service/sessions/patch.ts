@@ -1,5 +1,8 @@
 import { HttpError } from '../errors.js';
-import { entriesOf } from '../runtimes/cli-session-store.js';
+import { CliSessionStore, entriesOf } from '../runtimes/cli-session-store.js';
+import type { AgentName } from '../runtimes/runtime.js';
+import { TERMINAL_AGENT_ID } from '../runtimes/terminal-session.js';
+import { originOf } from './fold.js';
 import { JsonFile } from '../stores/json-file.js';
 import { isObject } from '../transcripts/common.js';
 import type { SessionIndex } from './session-index.js';
@@ -34,7 +37,15 @@ export async function patchDirectory(index: SessionIndex, id: string, directory:
   }
   const readOnly = view.records.find((r) => !writable(r));
   if (readOnly) throw new HttpError(409, readOnlyDetail(readOnly));
+  // A terminal session: the directory goes to its entry in the service's own store, never into the program's files.
+  if (originOf(view.records[0]!) === 'terminal') return patchTerminal(index, view.id, view.agentName, directory, now);
   throw new HttpError(404, 'Session not found');
+}
+
+async function patchTerminal(index: SessionIndex, id: string, agentName: AgentName, directory: string, now: number): Promise<void> {
+  const store = agentName === 'clib' ? new CliSessionStore(index.roots.clib, 'clib') : new CliSessionStore(index.roots.clia, 'clia_code');
+  await store.upsert(TERMINAL_AGENT_ID, id, { directory, directoryHistory: [{ directory, selectedAt: now }], updatedAt: now, nativeSessionId: id });
+  await index.markDirty([store.indexFile(TERMINAL_AGENT_ID)]);
 }
 
 function writable(record: SourceRecord): boolean {

@@ -26,7 +26,13 @@ export function storeIndexRecords(store: StoreName, agentId: string, indexFile: 
     directory: str(entry.directory),
     indexFile,
     log: { kind: 'file', format: STORE_FORMAT[store], path: path.join(folder, logName(entry)) },
+    ...nativeOf(entry),
   }));
+}
+
+function nativeOf(entry: Record<string, unknown>): { nativeId?: string } {
+  const id = str(entry.nativeSessionId);
+  return id ? { nativeId: id } : {};
 }
 
 /** A log with no index entry (an index written later, or lost): still a session. */

@@ -6,10 +6,13 @@ import { parsePath } from '../files/containment.js';
 import { parseBody } from '../http/request-body.js';
 import type { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
 import type { SessionIndex } from './session-index.js';
+import type { SessionView } from './merge.js';
 import { patchDirectory } from './patch.js';
 import { parseLimit, parseMessageOffset, parseQuery, parseSessionOffset } from './query.js';
 import { messagesPage, sessionPage, sessionOf, type SessionExtras } from './views.js';
 import { SessionContexts } from './context.js';
+import { ofOrigin, parseOrigin } from './fold.js';
+import { subagentPage, subagentsOf } from './subagents.js';
 
 const PatchBody = z.looseObject({ directory: z.string().min(1) });
 
@@ -26,14 +29,16 @@ export function sessionRoutes(ctx: SessionsDeps): Router {
   router.get('/api/sessions', async (req, res) => {
     const limit = parseLimit(req.query.limit);
     const offset = parseSessionOffset(req.query.offset);
-    res.json(await sessionPage(index, await index.list(), offset, limit, ctx.sessionExtras));
+    const origin = parseOrigin(req.query.origin);
+    res.json(await sessionPage(index, ofOrigin(await index.list(), origin), offset, limit, ctx.sessionExtras));
   });
 
   router.get('/api/sessions/search', async (req, res) => {
     const q = parseQuery(req.query.q);
     const limit = parseLimit(req.query.limit);
     const offset = parseSessionOffset(req.query.offset);
-    res.json(await sessionPage(index, await index.search(q), offset, limit, ctx.sessionExtras));
+    const origin = parseOrigin(req.query.origin);
+    res.json(await sessionPage(index, ofOrigin(await index.search(q), origin), offset, limit, ctx.sessionExtras));
   });
 
   router.get('/api/sessions/:id', async (req, res) => {
@@ -47,7 +52,13 @@ export function sessionRoutes(ctx: SessionsDeps): Router {
   router.get('/api/messages/:id', async (req, res) => {
     const limit = parseLimit(req.query.limit);
     const offset = parseMessageOffset(req.query.offset);
+    if (req.query.subagent !== undefined) return void res.json(await subagentPage(index, await sessionView(index, req.params.id), single(req.query.subagent, 'subagent'), offset, limit));
     res.json(await messagesPage(index, req.params.id, offset, limit, sent));
+  });
+
+  // Additive: the sub-agents a terminal Claude Code session started (docs/history.md).
+  router.get('/api/sessions/:id/subagents', async (req, res) => {
+    res.json(await subagentsOf(index, await sessionView(index, req.params.id)));
   });
 
   router.patch('/api/sessions/:id', async (req, res) => {
@@ -72,4 +83,15 @@ export function sessionRoutes(ctx: SessionsDeps): Router {
   });
 
   return router;
+}
+
+async function sessionView(index: SessionIndex, id: string): Promise<SessionView> {
+  const view = await index.get(id);
+  if (!view) throw new HttpError(404, 'Session not found');
+  return view;
+}
+
+function single(value: unknown, name: string): string {
+  if (typeof value !== 'string') throw new HttpError(400, `${name} must be a single string`);
+  return value;
 }

@@ -4,7 +4,7 @@ import { IndexSnapshot } from './index-store.js';
 import { roleOf, type SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader } from './logs.js';
-import { byPrecedence, mergeSessions, nonBlank, type SessionView } from './merge.js';
+import { byPrecedence, mergeSessions, nonBlank, type MergeInputs, type SessionView } from './merge.js';
 import { MessageCounts } from './message-counts.js';
 import { DIR_QUIET_MS } from './dir-key.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
@@ -12,6 +12,7 @@ import type { LogRef, SourceRecord } from './types.js';
 import type { IndexState } from './snapshot-format.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
+import { rootList } from './history-layout.js';
 
 export type { LogChange } from './source-files.js';
 
@@ -177,6 +178,8 @@ export class SessionIndex {
     if (this.files.needsHead(view.log)) await this.files.readTitles([view.log]);
     const prompt = this.merge(view.records)[0];
     if (prompt?.title) Object.assign(view, { title: prompt.title, titleKey: prompt.titleKey });
+    // A terminal session's directory comes from the same first lines.
+    if (prompt?.directory && !view.directory) view.directory = prompt.directory;
   }
 
   /** The message count of a session's log: cached, else counted now (and cached). */
@@ -250,7 +253,7 @@ export class SessionIndex {
   }
 
   private rootPaths(): string[] {
-    return [...new Set(Object.values(this.roots))];
+    return [...new Set(rootList(this.roots))];
   }
 
   private enqueue(task: () => Promise<void>): Promise<void> {
@@ -310,8 +313,8 @@ export class SessionIndex {
     return mergeSessions({ records, ...this.mergeInputs() });
   }
 
-  private mergeInputs(): { logExists(ref: LogRef): boolean; firstPrompt(ref: LogRef): string | undefined } {
-    return { logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref) };
+  private mergeInputs(): Omit<MergeInputs, 'records'> {
+    return { logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref), logDirectory: (ref) => this.files.logDirectory(ref) };
   }
 
   /** Reads the first lines of logs whose session has no title in any index, then merges every source. */

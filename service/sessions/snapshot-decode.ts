@@ -4,7 +4,7 @@ import type { FileKey } from './file-key.js';
 import type { Head } from './head.js';
 import type { SessionRoots, StoreName } from './layout.js';
 import { newestFirst, PRECEDENCE, savedView, type SessionView } from './merge.js';
-import { DIR_KEYS, FILE_KEYS, FORMATS, LOG_KEYS, NONE, RECORD_KEYS, ROLES, VERSION, VIEW_KEYS, type DirColumns, type FileColumns, type Header, type ListingDoc, type LogColumns, type PartDoc, type RecordColumns, type SavedState, type ViewColumns } from './snapshot-format.js';
+import { DIR_KEYS, FILE_KEYS, FORMATS, LOG_KEYS, NONE, RECORD_KEYS, ROLES, rootEntries, VERSION, VIEW_KEYS, type DirColumns, type FileColumns, type Header, type ListingDoc, type LogColumns, type PartDoc, type RecordColumns, type SavedState, type ViewColumns } from './snapshot-format.js';
 import type { Known } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 
@@ -53,6 +53,7 @@ export function decodeSnapshot(text: string, roots: SessionRoots, warn: (part: s
   const lines = text.split('\n');
   const header = parse(lines[0]!) as Partial<Header> | undefined;
   if (!header || header.version !== VERSION) return undefined;
+  const used = new Map<string, string>(rootEntries(roots));
   const parts = new Map<string, Part>();
   const discarded: string[] = [];
   let listing: unknown;
@@ -69,16 +70,16 @@ export function decodeSnapshot(text: string, roots: SessionRoots, warn: (part: s
       continue;
     }
     const name = doc.part;
-    if (typeof name !== 'string' || !Object.hasOwn(roots, name) || parts.has(name) || discarded.includes(name)) continue;
+    if (typeof name !== 'string' || !used.has(name) || parts.has(name) || discarded.includes(name)) continue;
     try {
-      if (doc.root !== roots[name as keyof SessionRoots]) fail(`saved for another root (${String(doc.root)})`);
+      if (doc.root !== used.get(name)) fail(`saved for another root (${String(doc.root)})`);
       parts.set(name, decodePart(doc));
     } catch (err) {
       discarded.push(name);
       warn(name, String(err));
     }
   }
-  for (const name of Object.keys(roots)) {
+  for (const name of used.keys()) {
     if (parts.has(name) || discarded.includes(name)) continue;
     discarded.push(name);
     warn(name, unreadable ? 'its line does not parse' : 'not saved');
@@ -136,6 +137,8 @@ function decodeRecords(c: RecordColumns, paths: string[], words: string[]): Sour
     if ((title !== null && typeof title !== 'string') || typeof updatedAtMs !== 'number') fail('record');
     if ((c.directory[i] !== NONE && typeof directory !== 'string') || (c.indexFile[i] !== NONE && typeof indexFile !== 'string')) fail('record');
     out[i] = { id, source, agentName, agentId, title: title ?? undefined, updatedAtMs: updatedAtMs === NONE ? undefined : updatedAtMs, directory, indexFile, log: c.logKind[i] === NONE ? undefined : logRef(c, i, paths) };
+    const nativeId = c.nativeId[i];
+    if (typeof nativeId === 'string') out[i]!.nativeId = nativeId;
   }
   return out;
 }
@@ -196,12 +199,13 @@ function decodeFiles(d: Partial<PartDoc>, records: SourceRecord[], paths: string
 }
 
 function head(h: unknown): Head & { key: FileKey } {
-  if (!Array.isArray(h) || h.length !== 5) fail('log head');
+  if (!Array.isArray(h) || (h.length !== 5 && !(h.length === 6 && typeof h[5] === 'string'))) fail('log head');
   const prompt = h[0];
   const key = { ino: h[2], size: h[3], mtimeMs: h[4] };
   if ((prompt !== null && typeof prompt !== 'string') || (h[1] !== 0 && h[1] !== 1) || typeof key.ino !== 'number' || typeof key.size !== 'number' || typeof key.mtimeMs !== 'number') fail('log head');
   const out: Head & { key: FileKey } = { final: h[1] === 1, key };
   if (prompt !== null) out.prompt = prompt;
+  if (h.length === 6) out.directory = h[5] as string;
   return out;
 }
 

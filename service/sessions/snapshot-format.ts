@@ -34,7 +34,7 @@ export type SavedState = Omit<IndexState, 'views'> & { views?: SessionView[]; di
 
 /** A record's log in columns: its kind (-1 none), its path (or SQLite store), its format, its SQLite session. */
 export const LOG_KINDS = ['file', 'legacy', 'sqlite'] as const;
-export const FORMATS: readonly LogFormat[] = ['runtimea', 'clia', 'clib'];
+export const FORMATS: readonly LogFormat[] = ['runtimea', 'clia', 'clib', 'clib-rollout', 'clia-agent'];
 export const ROLES = { index: 0, log: 1, legacy: 2, sqlite: 3 } as const;
 /** A missing number or position (updatedAtMs, directory, index file, log). */
 export const NONE = -1;
@@ -53,6 +53,8 @@ export interface RecordColumns {
   logPath: number[];
   logFormat: number[];
   logSession: Array<string | null>;
+  /** The program's own id of a service session (version 5: terminal history folds by it). */
+  nativeId: Array<string | null>;
 }
 
 /** Files in order: every file's path, role and key; logs' own fields in `logs`, the other roles' rows in `others`, both in file order. */
@@ -64,8 +66,8 @@ export interface FileColumns {
   mtimeMs: number[];
 }
 
-/** [prompt, final (0/1), ino, size, mtimeMs] of a log's first lines. */
-export type HeadRow = [string | null, 0 | 1, number, number, number];
+/** [prompt, final (0/1), ino, size, mtimeMs, directory?] of a log's first lines (the directory: terminal history). */
+export type HeadRow = [string | null, 0 | 1, number, number, number] | [string | null, 0 | 1, number, number, number, string];
 
 export interface LogColumns {
   store: number[];
@@ -145,7 +147,7 @@ function columns<T extends object>(keys: ReadonlyArray<keyof T>): T {
   return Object.fromEntries(keys.map((k) => [k, []])) as T;
 }
 
-export const RECORD_KEYS = ['id', 'source', 'agent', 'agentId', 'title', 'updatedAtMs', 'directory', 'indexFile', 'logKind', 'logPath', 'logFormat', 'logSession'] as const;
+export const RECORD_KEYS = ['id', 'source', 'agent', 'agentId', 'title', 'updatedAtMs', 'directory', 'indexFile', 'logKind', 'logPath', 'logFormat', 'logSession', 'nativeId'] as const;
 export const FILE_KEYS = ['path', 'role', 'ino', 'size', 'mtimeMs'] as const;
 export const LOG_KEYS = ['store', 'agentId', 'id', 'head'] as const;
 export const DIR_KEYS = ['path', 'ino', 'mtimeMs', 'listedAt'] as const;
@@ -153,8 +155,7 @@ export const VIEW_KEYS = ['title', 'updatedAtMs', 'agentId', 'directory', 'logAt
 
 /** The lines of the file: header, parts, listing (when there is one). */
 export function encodeSnapshot(state: IndexState, roots: SessionRoots): string {
-  const names = Object.keys(roots) as Array<keyof SessionRoots>;
-  const parts = new Map(names.map((name) => [name, new PartWriter(name, roots[name])]));
+  const parts = new Map(rootEntries(roots).map(([name, root]) => [name, new PartWriter(name, root)]));
   const partOf = rootOf(roots);
   const writerOf = (p: string): PartWriter => parts.get(partOf(p)!)!;
   for (const [p, known] of state.files) if (partOf(p)) writerOf(p).file(p, known);
@@ -179,8 +180,13 @@ export function recordFile(r: SourceRecord): string {
 }
 
 /** The root a path lies under (the longest of them, when roots nest), by name; undefined when none. */
+/** The roots in use, by part name (a history root is absent while reading history is off). */
+export function rootEntries(roots: SessionRoots): Array<[keyof SessionRoots, string]> {
+  return (Object.entries(roots) as Array<[keyof SessionRoots, string | undefined]>).filter((e): e is [keyof SessionRoots, string] => typeof e[1] === 'string');
+}
+
 export function rootOf(roots: SessionRoots): (p: string) => keyof SessionRoots | undefined {
-  const list = (Object.entries(roots) as Array<[keyof SessionRoots, string]>).map(([name, root]) => [name, root, root.endsWith(path.sep) ? root : root + path.sep] as const);
+  const list = rootEntries(roots).map(([name, root]) => [name, root, root.endsWith(path.sep) ? root : root + path.sep] as const);
   list.sort((a, b) => b[1].length - a[1].length);
   return (p) => list.find(([, root, prefix]) => p === root || p.startsWith(prefix))?.[0];
 }
@@ -223,7 +229,7 @@ class PartWriter {
       this.logs.store.push(this.words.of(known.store));
       this.logs.agentId.push(this.words.of(known.agentId));
       this.logs.id.push(known.id);
-      this.logs.head.push(h ? [h.prompt ?? null, h.final ? 1 : 0, h.key.ino, h.key.size, h.key.mtimeMs] : null);
+      this.logs.head.push(h ? [h.prompt ?? null, h.final ? 1 : 0, h.key.ino, h.key.size, h.key.mtimeMs, ...(h.directory ? [h.directory] : [])] as HeadRow : null);
     } else if (known.role === 'index') this.others.push([known.records.map((r) => this.ref(r))]);
     else if (known.role === 'legacy') this.others.push([this.ref(known.record), known.prompt ?? null]);
     else this.others.push([known.key, known.records.map((r) => this.ref(r)), [...known.prompts].map(([id, prompt]) => [id, prompt ?? null])]);
@@ -254,6 +260,7 @@ function addRecord(c: RecordColumns, r: SourceRecord, paths: Table, words: Table
   c.logPath.push(log ? paths.of(log.kind === 'sqlite' ? log.db : log.path) : NONE);
   c.logFormat.push(log?.kind === 'file' ? FORMATS.indexOf(log.format) : NONE);
   c.logSession.push(log?.kind === 'sqlite' ? log.sessionId : null);
+  c.nativeId.push(r.nativeId ?? null);
   return c.id.push(r.id) - 1;
 }
 

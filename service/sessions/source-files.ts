@@ -6,7 +6,9 @@ import { absentDir, proves, type DirKey } from './dir-key.js';
 import { eachStart, readdir, readFile, stat, statMany } from './disk.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
-import { promptIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
+import { headIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
+import { lastDirectoryIn, lastDirectoryOf, LISTING_TAIL_BYTES } from './last-directory.js';
+import { TERMINAL_STORES } from './history-layout.js';
 import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
 import { eachLimited } from './limit.js';
 import type { LogReader, LogVersion } from './logs.js';
@@ -15,6 +17,7 @@ import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-lo
 import { parseIndexForListing } from '../transcripts/runtimea-store.js';
 import { firstUserText } from '../transcripts/title.js';
 import type { LogRef, SourceRecord } from './types.js';
+import { rootList } from './history-layout.js';
 
 /** A log (or SQLite store) that appeared, grew, was rewritten or went away. */
 export interface LogChange {
@@ -129,7 +132,7 @@ export class SourceFiles {
     const listedAt = Date.now();
     // The folder's stat before its listing: an entry that comes after moves the mtime past it.
     const st = await stat(dir).catch(() => undefined);
-    if (!st && Object.values(this.roots).includes(dir)) {
+    if (!st && rootList(this.roots).includes(dir)) {
       this.dirs.set(dir, absentDir(listedAt));
       return;
     }
@@ -194,10 +197,13 @@ export class SourceFiles {
         if (previous && !grown) this.reader.forget(p);
         const head = grown ? previous.head : undefined;
         this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(head ? { head } : {}) });
-        changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
+        // A compressed rollout is no readable log: what it holds is read through its kept copy.
+        if (role.store !== 'clib-zst') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
+        // A terminal session's directory is its log's last: looked for again in what was appended.
+        const moved = grown && head !== undefined && TERMINAL_STORES.has(role.store) && (await this.movedDirectory(p, head));
         // A listed log that grew changes no listed field, unless its first prompt may just have
-        // arrived; an orphan's mtime is its updated_at.
-        return !grown || !this.referenced.has(p) || head?.final === false;
+        // arrived (or its directory moved); an orphan's mtime is its updated_at.
+        return !grown || !this.referenced.has(p) || head?.final === false || moved;
       }
       case 'clia-record': {
         const doc = await readJson(p, key);
@@ -249,7 +255,7 @@ export class SourceFiles {
     if (!known) return false;
     this.files.delete(p);
     this.reader.forget(p);
-    if (known.role === 'log') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[known.store], path: p }, before: known.key });
+    if (known.role === 'log' && known.store !== 'clib-zst') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[known.store], path: p }, before: known.key });
     else if (known.role === 'legacy') changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known.key });
     else if (known.role === 'sqlite') changes.push({ path: p });
     return true;
@@ -275,7 +281,8 @@ export class SourceFiles {
   }
 
   logExists(ref: LogRef): boolean {
-    return ref.kind === 'sqlite' || this.files.has(ref.path);
+    // A compressed rollout is never read directly: its kept copy is (history-keep.ts).
+    return ref.kind === 'sqlite' || (this.files.has(ref.path) && !isCompressed(ref.path));
   }
 
   /** Whether a log's first prompt is still to be read (or to be read again: it grew without one). */
@@ -291,12 +298,19 @@ export class SourceFiles {
   async readTitles(refs: LogRef[]): Promise<void> {
     const files = refs.flatMap((ref) => (ref.kind === 'file' ? [ref.path] : []));
     const further: string[] = [];
+    const tails: string[] = [];
     await eachStart(files, QUICK_HEAD_BYTES, (file, head, st) => {
       const known = this.files.get(file);
       if (known?.role !== 'log') return;
-      const prompt = promptIn(head, STORE_FORMAT[known.store]);
-      if (prompt !== undefined) known.head = { prompt, final: true, key: known.key };
-      else if (st.size <= QUICK_HEAD_BYTES) known.head = { final: false, key: known.key };
+      const format = STORE_FORMAT[known.store];
+      const found = headIn(head, format);
+      // A terminal session's directory is the last its log states: in these bytes for a small log.
+      if (TERMINAL_STORES.has(known.store)) {
+        if (st.size <= QUICK_HEAD_BYTES) found.directory = lastDirectoryIn(head, format) ?? found.directory;
+        else tails.push(file);
+      }
+      if (found.prompt !== undefined) known.head = { ...found, final: true, key: known.key };
+      else if (st.size <= QUICK_HEAD_BYTES) known.head = { ...found, final: false, key: known.key };
       else further.push(file);
     });
     await eachLimited(further, IO_CONCURRENCY, async (file) => {
@@ -304,7 +318,23 @@ export class SourceFiles {
       if (known?.role !== 'log') return;
       known.head = { ...(await readHead(file, STORE_FORMAT[known.store]).catch(() => ({ final: false }))), key: known.key };
     });
+    await eachLimited(tails, IO_CONCURRENCY, (file) => this.readLastDirectory(file));
     for (const ref of refs) if (ref.kind === 'sqlite') this.readSqliteTitle(ref.db, ref.sessionId);
+  }
+
+  /** Whether a grown terminal log now states another last directory (its head is updated). */
+  private async movedDirectory(file: string, head: Head): Promise<boolean> {
+    const before = head.directory;
+    await this.readLastDirectory(file);
+    return head.directory !== before;
+  }
+
+  /** A terminal log's last stated directory, from its last LISTING_TAIL_BYTES, into its head. */
+  private async readLastDirectory(file: string): Promise<void> {
+    const known = this.files.get(file);
+    if (known?.role !== 'log' || !known.head) return;
+    const directory = await lastDirectoryOf(file, STORE_FORMAT[known.store], LISTING_TAIL_BYTES).catch(() => undefined);
+    if (directory && known.head) known.head.directory = directory;
   }
 
   private readSqliteTitle(db: string, sessionId: string): void {
@@ -324,6 +354,12 @@ export class SourceFiles {
     return known?.key;
   }
 
+  /** The last working directory a terminal history log states, once its head was read. */
+  logDirectory(ref: LogRef): string | undefined {
+    const known = ref.kind === 'file' ? this.files.get(ref.path) : undefined;
+    return known?.role === 'log' ? known.head?.directory : undefined;
+  }
+
   /** The first prompt read from a log, if any. */
   firstPrompt(ref: LogRef): string | undefined {
     if (ref.kind === 'sqlite') return (this.files.get(ref.db) as Extract<Known, { role: 'sqlite' }> | undefined)?.prompts.get(ref.sessionId);
@@ -331,6 +367,10 @@ export class SourceFiles {
     if (known?.role === 'log') return known.head?.prompt;
     return known?.role === 'legacy' ? known.prompt : undefined;
   }
+}
+
+function isCompressed(file: string): boolean {
+  return file.endsWith('.zst');
 }
 
 /**

@@ -9,6 +9,10 @@ export interface Session {
   updated_at: string;
   directory: string;
   message_count: number;
+  /** Additive: who ran the session, the service (`space`) or the user in a terminal (docs/history.md). */
+  origin: 'space' | 'terminal';
+  /** Additive, only when true: the program deleted the session's file; it is read from the service's kept copy. */
+  retained?: true;
 }
 
 export type { LogEntry, LogFormat, Message, Role, ToolCall, ToolResult, Usage, UsageRecord } from '../transcripts/types.js';
@@ -23,7 +27,7 @@ export type LogRef =
   | { kind: 'sqlite'; db: string; sessionId: string };
 
 /** Each place sessions are recorded, in the order that decides who owns an id. */
-export type SourceKind = 'runtimea-file' | 'runtimea-sqlite' | 'clia' | 'clia-legacy' | 'clib' | 'project';
+export type SourceKind = 'runtimea-file' | 'runtimea-sqlite' | 'clia' | 'clia-legacy' | 'clib' | 'project' | 'clia-home' | 'clib-home' | 'clia-kept' | 'clib-kept' | 'clib-zst';
 
 /** One source's knowledge of one session (several sources may know the same id). */
 export interface SourceRecord {
@@ -38,4 +42,6 @@ export interface SourceRecord {
   /** The index file holding the entry (what PATCH rewrites), when there is one. */
   indexFile?: string;
   log?: LogRef;
+  /** The program's own session or thread id, when the service's store names one (a terminal history record folds into it). */
+  nativeId?: string;
 }

@@ -5,6 +5,7 @@ import { mapLimited } from './limit.js';
 import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
 import type { Session } from './types.js';
+import { isRetained, originOf } from './fold.js';
 
 /** Fields another feature adds to a session's entry (a fork's `forked_from`); additive, absent by default. */
 export type SessionExtras = (sessionId: string) => Promise<Record<string, unknown> | undefined>;
@@ -20,6 +21,8 @@ export async function sessionOf(index: SessionIndex, view: SessionView, extras?:
     updated_at: new Date(view.updatedAtMs).toISOString(),
     directory: view.directory,
     message_count: await index.messageCount(view),
+    origin: originOf(view.records[0]!),
+    ...(isRetained(view.records) ? { retained: true as const } : {}),
   };
 }
 

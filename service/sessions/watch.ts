@@ -2,6 +2,7 @@ import { readdirSync, statSync, unwatchFile, watch, watchFile, type Dirent, type
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { roleOf, type SessionRoots } from './layout.js';
+import { rootList } from './history-layout.js';
 
 export interface SessionWatcher {
   /** Resolves once every root is watched (a root that does not exist yet is watched for). */
@@ -132,7 +133,7 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
     }
   };
 
-  const rootSet = new Set(Object.values(roots));
+  const rootSet = new Set(rootList(roots));
   for (const root of rootSet) {
     if (isFolder(root)) watchTree(root);
     else awaitRoot(root);

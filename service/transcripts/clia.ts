@@ -14,7 +14,8 @@ import { looksWhole, topType } from './quick.js';
  *   (the turn's usage is in `result`); in the CLI's own on-disk records (`requestId`) it is
  *   the final usage, repeated on every block: a usage record keyed for deduplication.
  * - result: the turn's usage, one record per model (tokens and cost of this turn).
- * - stream_event (partial messages), system, rate_limit_event, control_*: not messages.
+ * - stream_event (partial messages), system, rate_limit_event, control_*: not messages, but
+ *   for a compaction in Claude Code's own records (one marker message; its summary is none).
  */
 export function normalizeClia(record: unknown, ctx: LineContext): LogEntry[] {
   if (!isObject(record)) return [];
@@ -25,13 +26,27 @@ export function normalizeClia(record: unknown, ctx: LineContext): LogEntry[] {
       return skipped(record) ? [] : assistant(record, ctx);
     case 'result':
       return result(record, ctx);
+    case 'system':
+      return compaction(record, ctx);
     default:
       return [];
   }
 }
 
+/**
+ * Claude Code's own records (the terminal history): a compaction is a `compact_boundary`
+ * system record (with `logicalParentUuid`, on disk only) followed by a `user` record holding
+ * the summary (`isCompactSummary`): shown as one marker message, the summary not at all.
+ */
+function compaction(record: Json, ctx: LineContext): LogEntry[] {
+  if (record.subtype !== 'compact_boundary' || !('logicalParentUuid' in record)) return [];
+  const meta = isObject(record.compact_metadata) ? record.compact_metadata : {};
+  const before = typeof meta.pre_tokens === 'number' ? ` (${meta.pre_tokens} tokens before)` : '';
+  return [messageEntry(ctx, idOf(record, ctx), 'assistant', isoTime(record.timestamp), { text: `[Conversation compacted${meta.trigger === 'manual' ? ' by /compact' : ''}: earlier messages summarized${before}]` })];
+}
+
 function skipped(record: Json): boolean {
-  return record.isReplay === true || record.isMeta === true || record.isSidechain === true || (record.parent_tool_use_id !== undefined && record.parent_tool_use_id !== null);
+  return record.isCompactSummary === true || record.isReplay === true || record.isMeta === true || record.isSidechain === true || (record.parent_tool_use_id !== undefined && record.parent_tool_use_id !== null);
 }
 
 function idOf(record: Json, ctx: LineContext): string {
@@ -136,10 +151,27 @@ function result(record: Json, ctx: LineContext): LogEntry[] {
   return cliaResultUsage(record).map((turn, n) => usageEntry(ctx, { id: n === 0 ? id : `${id}:${n}`, timestamp, model: turn.model, usage: turn.usage, ...duration }));
 }
 
+const COMPACT_BOUNDARY = Buffer.from('"subtype":"compact_boundary"');
+
 /** Lines other than user/assistant never hold messages (most lines, with partial messages on). */
 export function peekClia(line: Buffer): Role[] | undefined {
   if (!looksWhole(line)) return undefined;
   const type = topType(line);
   if (type === undefined || type === 'user' || type === 'assistant') return undefined;
+  // A compaction marker (Claude Code's own records) is a message: parsed.
+  if (type === 'system' && line.includes(COMPACT_BOUNDARY)) return undefined;
   return [];
+}
+
+/** Claude Code's on-disk records state the process's directory on every record (`cwd`). */
+export function cliaDirectory(record: unknown): string | undefined {
+  return isObject(record) ? str(record.cwd) || undefined : undefined;
+}
+
+/**
+ * A sub-agent's own transcript (Claude Code's `<session>/subagents/agent-<id>.jsonl`): every
+ * record is the sub-agent's side chain (`isSidechain`), read as the main chain of that file.
+ */
+export function normalizeCliaAgent(record: unknown, ctx: LineContext): LogEntry[] {
+  return normalizeClia(isObject(record) && record.isSidechain === true ? { ...record, isSidechain: false } : record, ctx);
 }

@@ -9,6 +9,11 @@ export interface LineContext {
   position: number;
   /** ISO time used when a record carries none (the log's mtime). */
   fallbackTime: string;
+  /**
+   * What a format keeps from earlier lines of one forward read (a Codex rollout's model and
+   * running token totals); absent where lines are read out of order (pages, counts).
+   */
+  memo?: Record<string, unknown>;
 }
 
 export type Json = Record<string, unknown>;

@@ -35,15 +35,19 @@ export function emptyContext(): ContextState {
 export const CONTEXT_MARKERS: Readonly<Record<LogFormat, readonly string[]>> = {
   clia: ['"type":"assistant"', '"type":"result"', '"compact_boundary"'],
   clib: ['"type":"turn.completed"', '"token_count"'],
+  // A Codex rollout of the terminal history: its model from `turn_context`, its sizes from `token_count`.
+  'clib-rollout': ['"token_count"', '"turn_context"'],
   runtimea: ['"role":"assistant"'],
+  // A sub-agent's transcript is not the conversation's context.
+  'clia-agent': [],
 };
 
 /** Folds one record into `state`. */
 export function foldContext(format: LogFormat, record: unknown, state: ContextState): void {
   if (!isObject(record)) return;
   if (format === 'clia') clia(record, state);
-  else if (format === 'clib') clib(record, state);
-  else runtimea(record, state);
+  else if (format === 'clib' || format === 'clib-rollout') clib(record, state);
+  else if (format === 'runtimea') runtimea(record, state);
   if (state.model && state.windows[state.model] !== undefined) state.windowTokens = state.windows[state.model];
 }
 
@@ -76,7 +80,13 @@ function clib(record: Json, state: ContextState): void {
     if (last) request(state, num(last.total_tokens), str(record.model) ?? '', record.timestamp);
     return;
   }
-  // A codex rollout: {"type":"event_msg","payload":{"type":"token_count","info":{...}}}.
+  // A codex rollout: {"type":"turn_context","payload":{"model":...}} then
+  // {"type":"event_msg","payload":{"type":"token_count","info":{...}}}.
+  if (record.type === 'turn_context' && isObject(record.payload)) {
+    const model = str(record.payload.model);
+    if (model) state.model = model;
+    return;
+  }
   const payload = record.type === 'event_msg' && isObject(record.payload) ? record.payload : undefined;
   const info = payload?.type === 'token_count' && isObject(payload.info) ? payload.info : undefined;
   if (!info) return;

@@ -1,6 +1,7 @@
 import type { LogEntry, LogFormat } from './types.js';
-import { normalizeClia, peekClia } from './clia.js';
+import { cliaDirectory, normalizeClia, normalizeCliaAgent, peekClia } from './clia.js';
 import { normalizeClib, peekClib } from './clib.js';
+import { clibRolloutDirectory, normalizeClibRollout, peekClibRollout } from './clib-rollout.js';
 import type { LineContext } from './common.js';
 import type { Peek } from './quick.js';
 import { normalizeRuntimea, peekRuntimea } from './runtimea.js';
@@ -20,6 +21,8 @@ export interface Format {
    * structure, never text (a marker may match more lines than needed, never fewer).
    */
   needs: Readonly<Record<Consumer, readonly string[]>>;
+  /** The working directory a record states, for the programs' own histories (docs/history.md). */
+  directory?(record: unknown): string | undefined;
 }
 
 export const FORMATS: Readonly<Record<LogFormat, Format>> = {
@@ -33,13 +36,27 @@ export const FORMATS: Readonly<Record<LogFormat, Format>> = {
     normalize: normalizeClia,
     peek: peekClia,
     // Prompts, assistant blocks (tool calls, replies, and the time a `result` inherits), results.
-    needs: { usage: ['"type":"user"', '"type":"assistant"', '"type":"result"'] },
+    needs: { usage: ['"type":"user"', '"type":"assistant"', '"type":"result"', '"type":"system"'] },
+    directory: cliaDirectory,
+  },
+  'clia-agent': {
+    normalize: normalizeCliaAgent,
+    peek: peekClia,
+    needs: { usage: ['"type":"user"', '"type":"assistant"', '"type":"result"', '"type":"system"'] },
+    directory: cliaDirectory,
   },
   clib: {
     normalize: normalizeClib,
     peek: peekClib,
     // Prompts, completed items (tool calls, replies), turn ends with their usage.
     needs: { usage: ['"type":"user.message"', '"type":"item.completed"', '"type":"turn.completed"', '"type":"turn.failed"'] },
+  },
+  'clib-rollout': {
+    normalize: normalizeClibRollout,
+    peek: peekClibRollout,
+    // Messages and tool calls, the turn's model, token counts.
+    needs: { usage: ['"type":"response_item"', '"type":"turn_context"', '"type":"token_count"'] },
+    directory: clibRolloutDirectory,
   },
 };
 

@@ -75,4 +75,4 @@ export type LogEntry =
   | { kind: 'usage'; position: number; usage: UsageRecord };
 
 /** The on-disk log formats the pipeline reads. */
-export type LogFormat = 'runtimea' | 'clia' | 'clib';
+export type LogFormat = 'runtimea' | 'clia' | 'clia-agent' | 'clib' | 'clib-rollout';

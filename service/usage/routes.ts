@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { HttpError } from '../errors.js';
+import { parseOrigin } from '../sessions/fold.js';
 import { DEFAULT_DAYS, type UsageService } from './usage.js';
 
 /** Largest window: ten years of daily rows. */
@@ -13,7 +14,7 @@ export function usageRoutes({ usage }: UsageRouteDeps): Router {
   const router = Router();
 
   router.get('/api/usage', async (req, res) => {
-    res.json(await usage.report(parseDays(req.query.days)));
+    res.json(await usage.report(parseDays(req.query.days), parseOrigin(req.query.origin)));
   });
 
   router.get('/runtimea/usage/analytics', async (_req, res) => {

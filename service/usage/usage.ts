@@ -6,6 +6,7 @@ import { HttpError } from '../errors.js';
 import type { Foreground } from '../process/foreground.js';
 import { eachLimited } from '../sessions/limit.js';
 import { sessionLogs } from '../sessions/pipeline.js';
+import { ofOrigin, type Origin } from '../sessions/fold.js';
 import type { SessionIndex } from '../sessions/session-index.js';
 import { usageReport, type UsageReport } from './aggregate.js';
 import { Pricer } from './collect.js';
@@ -77,16 +78,23 @@ export class UsageService {
     await sync;
   }
 
-  async report(days: number): Promise<UsageReport & { prices_override_error?: string }> {
+  async report(days: number, origin?: Origin): Promise<UsageReport & { prices_override_error?: string }> {
     const started = Date.now();
     // Logs that last changed before the window hold nothing of it: they are not read.
-    const { sessions, overrideError } = await this.store.sessions(dayOfMs(this.now()) - days + 1);
+    const { sessions: all, overrideError } = await this.store.sessions(dayOfMs(this.now()) - days + 1);
+    const sessions = origin === undefined ? all : await this.ofOrigin(all, origin);
     const read = Date.now();
     const report = usageReport(sessions, { days, today: dayOfMs(this.now()), pricesAsOf: this.prices.asOf });
     const summed = Date.now();
     await this.fillTitles(report.by_session);
     this.ctx.log.debug({ days, read_ms: read - started, sum_ms: summed - read, titles_ms: Date.now() - summed }, 'usage report');
     return overrideError ? { ...report, prices_override_error: overrideError } : report;
+  }
+
+  /** The sessions of one origin (`?origin=`, docs/history.md). */
+  private async ofOrigin<T extends { sessionId: string }>(sessions: readonly T[], origin: Origin): Promise<T[]> {
+    const ids = new Set(ofOrigin(await this.ctx.sessions.list(), origin).map((v) => v.id));
+    return sessions.filter((s) => ids.has(s.sessionId));
   }
 
   async summary(): Promise<ReturnType<typeof summary>> {

@@ -79,7 +79,7 @@ describe('GET /api/events', () => {
       child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`append exited ${code}`))));
     });
     const updated = await sse.waitFor((e) => e.event === 'session-updated' && e.data.session_id === 'outside-1' && e.data.message_count === 7, 5000);
-    expect(updated.data).toEqual({ session_id: 'outside-1', agent_name: 'clia_code', agent_id: 'outside', title: 'Written outside', updated_at: expect.any(String), message_count: 7 });
+    expect(updated.data).toEqual({ session_id: 'outside-1', agent_name: 'clia_code', agent_id: 'outside', title: 'Written outside', updated_at: expect.any(String), message_count: 7, origin: 'space' });
     expect(Number(updated.id)).toBeGreaterThan(0);
     // Read-your-writes: the listing asked for after the event includes the append.
     expect((await svc.get('/api/sessions/outside-1')).json().message_count).toBe(7);

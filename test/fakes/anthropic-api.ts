@@ -18,6 +18,8 @@ import type { AddressInfo } from 'node:net';
  * - "run `<command>`" -> "I'll run that command." + a Bash tool_use of <command> (its text
  *   streamed slowly when the prompt also says "slow", so a test can act while it streams)
  * - "slow" -> an echo streamed in many deltas, `slowDeltaMs` apart
+ * - "delegate <task>" -> "I'll hand that to a sub-agent." + the CLI's agent tool (`Agent` or
+ *   `Task`, whichever the request offers) with the prompt `Sub-task: <task>`
  * - anything else -> "Hello from the fake Anthropic API. You said: <text>"
  *
  * Authentication: `x-api-key` or `Authorization: Bearer` must equal `apiKey`, else 401 with
@@ -80,7 +82,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
     const calls = requests.filter((r) => r.url.startsWith('/v1/messages?') || r.url === '/v1/messages').length - 1;
     const input = options.inputUsage?.(calls) ?? { input_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
     const extra = options.headers?.() ?? {};
-    const reply = script(body?.messages ?? [], workingDirectory(body?.system));
+    const reply = script(body?.messages ?? [], workingDirectory(body?.system), toolNames(body?.tools));
     const message = { id: `msg_${randomBytes(12).toString('hex')}`, model: String(body?.model ?? 'claude-opus-5-5') };
     recorded.usage = usage(outputTokens(reply.blocks), input);
     if (body?.stream) await stream(res, message, reply.blocks, reply.slow ? (options.slowDeltaMs ?? 300) : 0, input, extra);
@@ -108,7 +110,11 @@ function workingDirectory(system: unknown): string {
 
 const toolId = (): string => `toolu_${randomBytes(12).toString('hex')}`;
 
-function script(messages: Array<{ role: string; content: unknown }>, cwd: string): { blocks: Block[]; slow: boolean } {
+function toolNames(tools: unknown): string[] {
+  return Array.isArray(tools) ? tools.map((t: any) => String(t?.name ?? '')) : [];
+}
+
+function script(messages: Array<{ role: string; content: unknown }>, cwd: string, tools: string[] = []): { blocks: Block[]; slow: boolean } {
   const last = [...messages].reverse().find((m) => m.role === 'user');
   const content = last?.content;
   const parts = typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? (content as any[]) : [];
@@ -126,6 +132,12 @@ function script(messages: Array<{ role: string; content: unknown }>, cwd: string
   const write = /\bwrite (\S+) containing (.+)$/is.exec(text);
   if (write) {
     return { blocks: [{ type: 'text', text: "I'll write that file." }, { type: 'tool_use', id: toolId(), name: 'Write', input: { file_path: `${cwd}/${write[1]}`, content: write[2]!.trim() } }], slow: false };
+  }
+  // A sub-agent: the CLI's agent tool (`Agent`, formerly `Task`), started with the rest of the prompt.
+  const delegate = /^delegate (.+)$/is.exec(text);
+  const agentTool = tools.find((n) => n === 'Agent' || n === 'Task');
+  if (delegate && agentTool) {
+    return { blocks: [{ type: 'text', text: "I'll hand that to a sub-agent." }, { type: 'tool_use', id: toolId(), name: agentTool, input: { description: 'Delegated task', prompt: `Sub-task: ${delegate[1]!.trim()}`, subagent_type: 'general-purpose' } }], slow: false };
   }
   const run = /\brun `([^`]+)`/i.exec(text);
   if (run) {

@@ -13,10 +13,13 @@ export interface Ran {
   stderr: string;
 }
 
-/** Runs a program to its end with `input` on stdin; rejects unless it exits 0. */
-export function runSetup(command: string, args: readonly string[], env: NodeJS.ProcessEnv, input = '', timeoutMs = 120_000): Promise<Ran> {
+/**
+ * Runs a program to its end with `input` on stdin, in `cwd` (default HOME); rejects unless it
+ * exits 0. Also how a test runs a program as the user does in a terminal, outside the service.
+ */
+export function runSetup(command: string, args: readonly string[], env: NodeJS.ProcessEnv, input = '', timeoutMs = 120_000, cwd = env.HOME): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, cwd: env.HOME, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));

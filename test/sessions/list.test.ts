@@ -63,7 +63,7 @@ describe('GET /api/sessions', () => {
     expect(new Set(sessions.map((s) => s.session_id)).size).toBe(15);
     const times = sessions.map((s) => Date.parse(s.updated_at));
     expect(times).toEqual([...times].sort((a, b) => b - a));
-    for (const s of sessions) expect(Object.keys(s).sort()).toEqual(['agent_id', 'agent_name', 'directory', 'message_count', 'session_id', 'title', 'updated_at']);
+    for (const s of sessions) expect(Object.keys(s).sort()).toEqual(['agent_id', 'agent_name', 'directory', 'message_count', 'origin', 'session_id', 'title', 'updated_at']);
   });
 
   it('gives an id reported by two runtimes to runtimea, then clia before clib', async () => {
@@ -152,7 +152,7 @@ describe('GET /api/sessions/{id} and the stubs', () => {
   it('returns one session, or 404 Session not found', async () => {
     const one = await svc.get('/api/sessions/clib-1');
     expect(one.status).toBe(200);
-    expect(one.json()).toEqual({ session_id: 'clib-1', title: 'Codex: write tests', agent_id: 'beta', agent_name: 'clib', updated_at: '2026-11-23T11:00:00.000Z', directory: '/work/beta', message_count: 2 });
+    expect(one.json()).toEqual({ session_id: 'clib-1', title: 'Codex: write tests', agent_id: 'beta', agent_name: 'clib', updated_at: '2026-11-23T11:00:00.000Z', directory: '/work/beta', message_count: 2, origin: 'space' });
     const missing = await svc.get('/api/sessions/nope');
     expect(missing.status).toBe(404);
     expect(missing.json()).toEqual({ detail: 'Session not found' });

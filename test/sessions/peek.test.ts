@@ -13,7 +13,7 @@ import { FIXTURES } from './fixtures.js';
  * every well-formed line, or pages and totals would drift apart.
  */
 function recorded(format: LogFormat): string[] {
-  const dirs: Record<LogFormat, string[]> = { runtimea: ['runtimea-file', 'runtimea-sqlite/transcripts'], clia: ['clia'], clib: ['clib'] };
+  const dirs: Record<LogFormat, string[]> = { runtimea: ['runtimea-file', 'runtimea-sqlite/transcripts'], clia: ['clia'], clib: ['clib'], 'clib-rollout': ['clib-rollout'], 'clia-agent': ['clia', 'clia-native'] };
   return dirs[format].flatMap((d) =>
     readdirSync(path.join(FIXTURES, d))
       .filter((f) => f.endsWith('.jsonl') && !f.includes('trajectory'))
@@ -25,6 +25,7 @@ function generated(format: LogFormat): string[] {
   const rand = random(3);
   const shapes = turns(rand, 40);
   if (format === 'runtimea') return runtimeaLines('abcdef01-0000-4000-a000-000000000000', shapes, 0, rand);
+  if (format === 'clib-rollout' || format === 'clia-agent') return [];
   return format === 'clia' ? cliaLines('s', shapes, 0, rand) : clibLines(shapes, 0, rand);
 }
 
@@ -44,17 +45,28 @@ const oddLines: Record<LogFormat, string[]> = {
     '{"type":"compaction","firstKeptEntryId":"x"}',
     '{"id":"x","type":"message","message":{"role":"user","content":"key order differs"}}',
   ],
-  clia: ['{"type":"user","message":{"role":"user","content":"hi"},"isReplay":true}', '{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"t"}]}}', '{"subtype":"success","type":"result","usage":{}}'],
+  clia: [
+    '{"type":"system","subtype":"compact_boundary","parentUuid":null,"logicalParentUuid":"a","uuid":"b","compact_metadata":{"trigger":"auto","pre_tokens":150000}}',
+    '{"type":"system","subtype":"compact_boundary","session_id":"stream-json, not on disk"}',
+    '{"type":"user","isCompactSummary":true,"message":{"role":"user","content":"This session is being continued..."}}',
+    '{"type":"user","message":{"role":"user","content":"hi"},"isReplay":true}', '{"type":"assistant","message":{"content":[{"type":"thinking","thinking":"t"}]}}', '{"subtype":"success","type":"result","usage":{}}'],
   clib: [
     '{"type":"item.completed","item":{"id":"item_9","type":"todo_list","items":[]}}',
     '{"type":"item.completed","item":{"type":"agent_message","id":"item_1","text":"order differs"}}',
     '{"timestamp":"2026-01-01T00:00:00Z","type":"user.message","text":"stamped first"}',
     '{"type":"item.completed","item":{"id":"item_2","type":"mcp_tool_call","server":"s","tool":"t","arguments":{},"status":"completed"}}',
   ],
+  'clia-agent': ['{"parentUuid":null,"isSidechain":true,"agentId":"a1","type":"user","message":{"role":"user","content":"Sub-task"}}', '{"isSidechain":true,"type":"system","subtype":"init"}'],
+  'clib-rollout': [
+    '{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"user_message","message":"not the record"}}',
+    '{"type":"response_item","timestamp":"2026-01-01T00:00:00Z","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"order differs"}]}}',
+    '{"payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"payload first"}]},"type":"response_item"}',
+    '{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x"}]}}',
+  ],
 };
 
 describe('peeks agree with the normalizer', () => {
-  for (const format of ['runtimea', 'clia', 'clib'] as const) {
+  for (const format of ['runtimea', 'clia', 'clia-agent', 'clib', 'clib-rollout'] as const) {
     it(`${format}: every recorded, generated and odd line`, () => {
       let answered = 0;
       const lines = [...recorded(format), ...generated(format), ...oddLines[format]];

@@ -9,6 +9,7 @@ import { forkCliaSession, type CliaForkOf } from './fork.js';
 import { runCliaTurn, type CliaTurnPlan } from './turn.js';
 import { CliaTurnInput } from './turn-input.js';
 import { DEFAULT_AGENT_ID, resumed, turnTitle } from '../turn-books.js';
+import { TERMINAL_AGENT_ID } from '../terminal-session.js';
 
 /** A prompt on stdin is one stream-json line; past this it is more than any model's context holds. */
 export const MAX_PROMPT_BYTES = 4 * 1024 * 1024;
@@ -53,19 +54,24 @@ export class CliaRuntime implements Runtime {
 
   private async plan(request: TurnRequest): Promise<CliaTurnPlan> {
     const { ctx, store } = this;
-    const found = request.sessionId === undefined ? undefined : resumed(await store.find(request.sessionId));
+    // A terminal session may have no entry in the store yet: its history is the program's.
+    const stored = request.sessionId === undefined ? undefined : await store.find(request.sessionId);
+    const found = request.sessionId === undefined || request.terminal ? stored : resumed(stored);
     const { binding } = await loadManifest(ctx.config.paths.manifests, 'clia_code');
     const sessionId = request.sessionId ?? randomUUID();
     const prompt = request.skill ? `${binding.skill_prefix ?? '/'}${request.skill} ${request.text}` : request.text;
     const bytes = Buffer.byteLength(prompt);
     if (bytes > MAX_PROMPT_BYTES) throw new HttpError(413, `Message too long: clia_code takes at most ${MAX_PROMPT_BYTES} bytes`);
+    // A terminal session: `--resume <id>` in its own directory, bookkept under the terminal agent id.
+    const terminal = request.terminal;
     return {
       ctx,
       store,
       binding,
       sessionId,
-      agentId: found?.agentId ?? request.agentId ?? DEFAULT_AGENT_ID,
-      isNew: !found,
+      agentId: terminal ? TERMINAL_AGENT_ID : (found?.agentId ?? request.agentId ?? DEFAULT_AGENT_ID),
+      isNew: !found && !terminal,
+      ...(terminal ? { cwd: terminal.directory } : {}),
       nativeSessionId: found?.entry.nativeSessionId ?? sessionId,
       prompt,
       title: turnTitle(request.text, found?.entry.title),

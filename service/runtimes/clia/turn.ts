@@ -26,6 +26,8 @@ export interface CliaTurnPlan {
   sessionId: string;
   agentId: string;
   isNew: boolean;
+  /** Where the CLI runs when not in the project's folder: a terminal session's own directory. */
+  cwd?: string;
   nativeSessionId: string;
   /** The text sent to the CLI (skill prefix included). */
   prompt: string;
@@ -48,11 +50,12 @@ type Attempt = 'ended' | 'session-not-found';
  */
 export async function* runCliaTurn(plan: CliaTurnPlan, signal: AbortSignal, approvals?: Approvals): AsyncGenerator<RuntimeEvent> {
   const { ctx, store } = plan;
-  const cwd = path.join(ctx.config.projectsRoot, plan.agentId);
+  const cwd = plan.cwd ?? path.join(ctx.config.projectsRoot, plan.agentId);
   let env: Record<string, string>;
   let content: UserContent;
   try {
-    await mkdir(cwd, { recursive: true });
+    // A terminal session's directory is the user's own: checked to exist, never made.
+    if (!plan.cwd) await mkdir(cwd, { recursive: true });
     env = childEnv(plan.binding, ctx.config.childEnv, await readEnvValues(await activeEnvFile(ctx.config)));
     content = await userContent(plan.prompt, plan.attachments);
   } catch (err) {

@@ -14,6 +14,7 @@ import type { Approvals, ForkRequest, PreparedTurn, Runtime, RuntimeEvent, TurnR
 import { ensureCodexHome } from '../../stores/codex-home.js';
 import { ClibTurn, type TurnPlan } from './turn.js';
 import { forkClibSession } from './fork.js';
+import { TERMINAL_AGENT_ID } from '../terminal-session.js';
 
 /**
  * clib: the Codex CLI, driven through `codex app-server` (see turn.ts). The service's session
@@ -88,6 +89,8 @@ export class ClibRuntime implements Runtime {
   }
 
   private async resumePlan(request: TurnRequest, sessionId: string): Promise<TurnPlan> {
+    // A terminal session: `thread/resume` of its own thread in its own directory (the chat checked it exists).
+    if (request.terminal) return { sessionId, agentId: TERMINAL_AGENT_ID, isNew: false, cwd: request.terminal.directory, threadId: sessionId, ...this.prompt(request) };
     const found = resumed(await this.store.find(sessionId));
     const stored = found.entry.directory;
     const cwd = stored && (await isDirectory(stored)) ? stored : path.join(this.ctx.config.projectsRoot, found.agentId);

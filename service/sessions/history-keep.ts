@@ -1,0 +1,173 @@
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Decompress } from 'fzstd';
+import type { Logger } from '../log.js';
+import { originOf } from './fold.js';
+import type { SessionView } from './merge.js';
+import type { SessionIndex } from './session-index.js';
+import type { SourceRecord } from './types.js';
+
+/**
+ * Keeps what the programs delete (docs/history.md): a copy of every terminal session's file
+ * in the service's own store (`~/.space-state/history/{clia,clib}/<id>.jsonl`, 0600 in 0700
+ * folders), so a transcript Claude Code removes after `cleanupPeriodDays`, or a rollout Codex
+ * compresses to `.jsonl.zst`, stays listed, readable, searchable and counted. The copy is
+ * made byte for byte (appends copied as they come, a rewritten file copied again), so message
+ * ids (byte offsets) and counts stay those of the original; a compressed rollout with no copy
+ * yet is decompressed into one (fzstd: Node 20 has no zstd). The copies are folders of the
+ * session layout: the index lists them as a session's last source, read only when the
+ * program's own file is gone. Newest sessions first, up to `capBytes` in all; the copies of
+ * older sessions are removed (and a session whose file the program deleted then goes).
+ * Nothing is ever written into the programs' folders.
+ */
+export class HistoryKeeper {
+  /** The source inode each copy was made from: another inode is a rewritten file, copied whole. */
+  private readonly from = new Map<string, number>();
+  private queue: Promise<void> = Promise.resolve();
+  private pending: SessionView[] | 'all' | undefined;
+  private stops: Array<() => void> = [];
+  private closed = false;
+
+  constructor(
+    private readonly index: SessionIndex,
+    private readonly dirs: { cliaKept: string; clibKept: string },
+    private readonly capBytes: number,
+    private readonly log: Logger,
+  ) {}
+
+  /** A full pass once the index is built, then the sessions each refresh changed. */
+  start(): void {
+    this.stops = [this.index.onSessionsChange((views) => this.schedule(views))];
+    void this.index.titledList().then(() => this.schedule('all'));
+  }
+
+  /** Resolves once the copies asked for so far are made (tests, shutdown). */
+  idle(): Promise<void> {
+    return this.queue;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const stop of this.stops) stop();
+    await this.queue;
+  }
+
+  private schedule(views: SessionView[] | 'all'): void {
+    if (this.pending !== undefined) {
+      this.pending = this.pending === 'all' || views === 'all' ? 'all' : [...this.pending, ...views];
+      return;
+    }
+    this.pending = views;
+    this.queue = this.queue.then(async () => {
+      const batch = this.pending;
+      this.pending = undefined;
+      if (this.closed || batch === undefined) return;
+      await this.keep(batch === 'all' ? await this.index.list() : batch).catch((err: unknown) => this.log.warn({ err: String(err) }, 'terminal history not kept'));
+    });
+  }
+
+  private async keep(changed: readonly SessionView[]): Promise<void> {
+    const all = await this.index.list();
+    const mine = new Set(changed.map((v) => v.id));
+    let used = 0;
+    // The bound is spent newest session first, over every session (a change may push an old copy out).
+    for (const view of all) {
+      if (this.closed) return;
+      if (originOf(view.records[0]!) !== 'terminal') continue;
+      const source = sourceOf(view.records);
+      const kept = this.keptFile(view);
+      const size = source ? this.sizeOf(source) : undefined;
+      const keptSize = this.keptSize(view.records);
+      used += size ?? keptSize ?? 0;
+      if (used > this.capBytes) {
+        if (keptSize !== undefined || this.from.has(kept)) await this.drop(kept);
+        continue;
+      }
+      if (!mine.has(view.id) || !source?.log || source.log.kind !== 'file') continue;
+      if (source.source === 'clib-zst') {
+        if (keptSize === undefined) await this.decompress(source.log.path, kept);
+      } else await this.copy(source.log.path, kept);
+    }
+  }
+
+  private keptFile(view: SessionView): string {
+    return path.join(view.agentName === 'clib' ? this.dirs.clibKept : this.dirs.cliaKept, `${view.id}.jsonl`);
+  }
+
+  private sizeOf(record: SourceRecord): number | undefined {
+    return record.log ? this.index.fileKey(record.log)?.size : undefined;
+  }
+
+  private keptSize(records: readonly SourceRecord[]): number | undefined {
+    const kept = records.find((r) => r.source === 'clia-kept' || r.source === 'clib-kept');
+    return kept ? this.sizeOf(kept) : undefined;
+  }
+
+  /** Appends what the program added since the last copy; a file rewritten or cut is copied whole. */
+  private async copy(source: string, kept: string): Promise<void> {
+    const [src, dst] = await Promise.all([stat(source).catch(() => undefined), stat(kept).catch(() => undefined)]);
+    if (!src) return;
+    const sameFile = this.from.get(kept) ?? (dst ? src.ino : undefined);
+    if (dst && sameFile === src.ino && dst.size === src.size) return;
+    await mkdir(path.dirname(kept), { recursive: true, mode: 0o700 });
+    if (dst && sameFile === src.ino && dst.size < src.size) {
+      await pipeline(createReadStream(source, { start: dst.size, end: src.size - 1 }), createWriteStream(kept, { flags: 'a', mode: 0o600 }));
+    } else {
+      const temp = tempOf(kept);
+      await pipeline(createReadStream(source, { start: 0, end: Math.max(0, src.size - 1) }), createWriteStream(temp, { mode: 0o600 }));
+      await rename(temp, kept);
+    }
+    // The copy carries the source's time: a session read from it keeps its updated_at.
+    await utimes(kept, src.atime, sameMs(src.mtimeMs));
+    this.from.set(kept, src.ino);
+  }
+
+  /** A compressed rollout with no copy yet (it was compressed before the service saw it). */
+  private async decompress(source: string, kept: string): Promise<void> {
+    await mkdir(path.dirname(kept), { recursive: true, mode: 0o700 });
+    const temp = tempOf(kept);
+    const out = createWriteStream(temp, { mode: 0o600 });
+    try {
+      const decoder = new Decompress((chunk) => {
+        out.write(chunk);
+      });
+      for await (const chunk of createReadStream(source)) {
+        decoder.push(chunk as Buffer);
+        // A rollout may be gigabytes: wait for the disk rather than hold what it has not taken.
+        if (out.writableNeedDrain) await once(out, 'drain');
+      }
+      decoder.push(new Uint8Array(0), true);
+      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      const src = await stat(source);
+      await utimes(temp, src.atime, sameMs(src.mtimeMs));
+      await rename(temp, kept);
+    } catch (err) {
+      out.destroy();
+      await rm(temp, { force: true });
+      this.log.warn({ file: source, err: String(err) }, 'compressed rollout not read');
+    }
+  }
+
+  private async drop(kept: string): Promise<void> {
+    this.from.delete(kept);
+    await rm(kept, { force: true });
+  }
+}
+
+/** The program's own file of a session: the plain one, else the compressed rollout. */
+function sourceOf(records: readonly SourceRecord[]): SourceRecord | undefined {
+  return records.find((r) => r.source === 'clia-home' || r.source === 'clib-home') ?? records.find((r) => r.source === 'clib-zst');
+}
+
+/** A time (seconds) in the same millisecond as `ms`, clear of rounding at either edge: updated_at is shown in ms. */
+function sameMs(ms: number): number {
+  return (Math.floor(ms) + 0.5) / 1000;
+}
+
+/** Beside the copy, under a name the layout ignores (not `.jsonl`). */
+function tempOf(kept: string): string {
+  return path.join(path.dirname(kept), `.${path.basename(kept)}.${process.pid}.tmp`);
+}

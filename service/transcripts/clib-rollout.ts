@@ -1,0 +1,145 @@
+import type { LogEntry, Role, Usage } from './types.js';
+import { asObject, blocksOf, isObject, isoTime, messageEntry, num, positionId, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
+import { looksWhole } from './quick.js';
+
+/**
+ * Codex's own rollouts (`$CODEX_HOME/sessions/.../rollout-*.jsonl`), one `{timestamp, type,
+ * payload}` record a line (docs/history.md, research part A1b):
+ * - response_item `message`: user -> user, assistant -> assistant (their text blocks joined);
+ *   developer and system messages, and the context Codex injects as user messages
+ *   (`<environment_context>`, `<user_instructions>`, `# AGENTS.md instructions`, a skill's
+ *   `<skill>` body), are not messages.
+ * - response_item `function_call` / `custom_tool_call` / `local_shell_call` /
+ *   `web_search_call` -> one tool message with the call; `function_call_output` /
+ *   `custom_tool_call_output` -> one tool message with the result. Reasoning: not shown.
+ * - turn_context: the turn's model (kept in the read's memo for the usage that follows).
+ * - event_msg `token_count`: usage, as the growth of `total_token_usage` since the previous
+ *   token_count of the read (Codex repeats a count without new tokens; a rollout's totals are
+ *   its last `total_token_usage`); read from the middle, without an earlier total, its
+ *   `last_token_usage`. Input includes cached input and cache writes: input here is without
+ *   them, cached input is `cacheRead`, cache writes `cacheWrite`.
+ * Ids are the line's byte offset (`@<offset>`), as for the service's clib logs.
+ */
+export function normalizeClibRollout(record: unknown, ctx: LineContext): LogEntry[] {
+  if (!isObject(record)) return [];
+  const payload = asObject(record.payload);
+  if (!payload) return [];
+  const time = isoTime(record.timestamp);
+  switch (record.type) {
+    case 'response_item':
+      return responseItem(payload, time, ctx);
+    case 'turn_context':
+      if (ctx.memo && typeof payload.model === 'string') ctx.memo.model = payload.model;
+      return [];
+    case 'event_msg':
+      return payload.type === 'token_count' ? tokenCount(payload, time, ctx) : [];
+    default:
+      return [];
+  }
+}
+
+/** Context Codex sends as a user message before the user's own. */
+const INJECTED = ['<environment_context>', '<user_instructions>', '# AGENTS.md instructions', '<skill>', '<turn_aborted>', '<user_shell_command>'];
+
+function responseItem(item: Json, time: string | undefined, ctx: LineContext): LogEntry[] {
+  const id = positionId(ctx);
+  switch (item.type) {
+    case 'message': {
+      const role = item.role === 'user' || item.role === 'assistant' ? item.role : undefined;
+      if (!role) return [];
+      const text = textOf(item.content, role === 'user' ? 'input_text' : 'output_text');
+      if (role === 'user' && INJECTED.some((p) => text.trimStart().startsWith(p))) return [];
+      return [messageEntry(ctx, id, role, time, { text })];
+    }
+    case 'function_call':
+      return [messageEntry(ctx, id, 'tool', time, { tool_call: { id: callId(item), name: str(item.name) ?? '', input: parsedArguments(item.arguments) } })];
+    case 'custom_tool_call':
+      return [messageEntry(ctx, id, 'tool', time, { tool_call: { id: callId(item), name: str(item.name) ?? '', input: item.input ?? '' } })];
+    case 'local_shell_call':
+      return [messageEntry(ctx, id, 'tool', time, { tool_call: { id: callId(item), name: 'local_shell', input: item.action ?? {} } })];
+    case 'web_search_call':
+      return [messageEntry(ctx, id, 'tool', time, { tool_call: { id: callId(item), name: 'web_search', input: item.action ?? {} } })];
+    case 'function_call_output':
+    case 'custom_tool_call_output':
+      return [messageEntry(ctx, id, 'tool', time, { tool_result: { tool_call_id: callId(item), output: outputText(item.output), is_error: false } })];
+    default:
+      return [];
+  }
+}
+
+function callId(item: Json): string {
+  return str(item.call_id) ?? str(item.id) ?? '';
+}
+
+/** A function call's arguments are a JSON string; shown parsed when they parse. */
+function parsedArguments(value: unknown): unknown {
+  if (typeof value !== 'string') return value ?? {};
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+function outputText(output: unknown): unknown {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) return textOf(output, 'input_text');
+  // Older rollouts: {content, success}.
+  const o = asObject(output);
+  return o && typeof o.content === 'string' ? o.content : (output ?? '');
+}
+
+type Tokens = { input: number; cached: number; written: number; output: number };
+
+function tokensOf(value: unknown): Tokens | undefined {
+  const u = asObject(value);
+  if (!u) return undefined;
+  return { input: num(u.input_tokens), cached: num(u.cached_input_tokens), written: num(u.cache_write_input_tokens), output: num(u.output_tokens) };
+}
+
+function tokenCount(payload: Json, time: string | undefined, ctx: LineContext): LogEntry[] {
+  const info = asObject(payload.info);
+  const total = tokensOf(info?.total_token_usage);
+  const last = tokensOf(info?.last_token_usage);
+  if (!total && !last) return [];
+  const before = ctx.memo?.total as Tokens | undefined;
+  if (ctx.memo && total) ctx.memo.total = total;
+  const spent = before && total ? minus(total, before) : before ? undefined : (last ?? total);
+  if (!spent || spent.input + spent.output + spent.cached + spent.written === 0) return [];
+  const model = typeof ctx.memo?.model === 'string' ? ctx.memo.model : undefined;
+  return [usageEntry(ctx, { id: positionId(ctx), ...(time ? { timestamp: time } : {}), ...(model ? { model } : {}), usage: usageOf(spent) })];
+}
+
+function minus(a: Tokens, b: Tokens): Tokens | undefined {
+  const d = { input: a.input - b.input, cached: a.cached - b.cached, written: a.written - b.written, output: a.output - b.output };
+  // A total that went down is a new count (a compaction restarts it): the new total is what was spent.
+  return d.input < 0 || d.output < 0 || d.cached < 0 || d.written < 0 ? a : d;
+}
+
+function usageOf(t: Tokens): Usage {
+  return { input: Math.max(0, t.input - t.cached - t.written), output: t.output, cacheRead: t.cached, cacheWrite: t.written };
+}
+
+const TYPE = Buffer.from('"type":"');
+const PAYLOAD = Buffer.from('"payload":');
+const RESPONSE_ITEM = Buffer.from('response_item"');
+
+/**
+ * Lines other than response_item hold no message (most lines: events, contexts, counts). The
+ * top-level `type` is the first `"type":"` of the line when it comes before `"payload":`
+ * (the record's own keys, timestamp and ordinal, hold none).
+ */
+export function peekClibRollout(line: Buffer): Role[] | undefined {
+  if (!looksWhole(line)) return undefined;
+  const at = line.indexOf(TYPE);
+  const payload = line.indexOf(PAYLOAD);
+  if (at === -1 || payload === -1 || at > payload) return undefined;
+  const value = at + TYPE.length;
+  return line.subarray(value, value + RESPONSE_ITEM.length).equals(RESPONSE_ITEM) ? undefined : [];
+}
+
+/** A rollout states its directory in `session_meta` and in each `turn_context`. */
+export function clibRolloutDirectory(record: unknown): string | undefined {
+  if (!isObject(record) || (record.type !== 'session_meta' && record.type !== 'turn_context')) return undefined;
+  return str(asObject(record.payload)?.cwd) || undefined;
+}

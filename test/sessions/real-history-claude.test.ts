@@ -1,0 +1,172 @@
+import { spawnSync } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
+import { startFakeClaudeOAuth, type FakeClaudeOAuth } from '../fakes/claude-oauth.js';
+import { startChat, type ChatService } from '../helpers/chat.js';
+import { eventually } from '../helpers/eventually.js';
+import { claudeLaneEnv, realProgram } from '../helpers/programs.js';
+import { claudeSetupToken, type Ran } from '../helpers/setups.js';
+import * as lane from './history-lane.js';
+import { inTerminal as runInTerminal, promptFromApp, searchFinds, textsWithHistoryOff } from './history-lane.js';
+
+/**
+ * The user's Claude Code history on the real CLI (docs/history.md): a session run with
+ * `claude -p` in a terminal (not through the service), in a home signed in with the real
+ * `claude setup-token`, is listed `origin: "terminal"`, its messages answer, search finds its
+ * words and usage counts it as ccusage does; a session the service ran is listed once.
+ */
+const claude = realProgram('claude');
+const ccusage = realProgram('ccusage');
+const TOKEN = 'sk-ant-oat01-HistoryLaneToken_0123456789abcdefghijklmnopqrstuvwxyz-ABCDEFGHIJKLMNOPQRSTUVWX_0123456';
+const CODE = 'ac_history_lane_code_0123456789';
+
+let fake: FakeAnthropic;
+let oauth: FakeClaudeOAuth;
+let chat: ChatService;
+let project: string;
+
+/** `claude -p` as the user runs it in a terminal: their HOME, their token, their project folder. */
+function terminalClaude(args: string[]): Promise<Ran> {
+  const { SPACE_CLIA_BIN: _bin, SPACE_CHAT_ABORT_GRACE_MS: _grace, ...env } = claudeLaneEnv(claude!, fake.url);
+  return runInTerminal(claude!, args, { ...env, PATH: process.env.PATH, HOME: chat.home, CLAUDE_CODE_OAUTH_TOKEN: TOKEN }, project);
+}
+
+beforeAll(async () => {
+  if (!claude) return;
+  fake = await startFakeAnthropic({ apiKey: TOKEN });
+  oauth = await startFakeClaudeOAuth({ code: CODE, token: TOKEN });
+  chat = await startChat(claudeLaneEnv(claude, fake.url));
+  await claudeSetupToken(chat, oauth);
+  project = path.join(chat.home, 'work', 'terminal-project');
+  await mkdir(project, { recursive: true });
+}, 120_000);
+afterAll(async () => {
+  await chat?.close();
+  await fake?.close();
+  await oauth?.close();
+});
+
+const userTexts = (body: any): string[] =>
+  body.messages
+    .filter((m: any) => m.role === 'user')
+    .flatMap((m: any) => (typeof m.content === 'string' ? [m.content] : m.content.filter((c: any) => c.type === 'text' && !c.text.startsWith('<system-reminder>')).map((c: any) => c.text)));
+
+const terminalSessions = (): Promise<any[]> => lane.terminalSessions(chat);
+
+describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
+  let id: string;
+
+  it('a `claude -p` run from a terminal is listed as the terminal\'s, with its prompt, directory and messages', async () => {
+    await terminalClaude(['-p', 'Tell me about quixotic lighthouses']);
+    await eventually(async () => expect(await terminalSessions()).toHaveLength(1), 5000);
+    const [session] = await terminalSessions();
+    id = session.session_id;
+    expect(session).toMatchObject({ origin: 'terminal', agent_name: 'clia_code', title: 'Tell me about quixotic lighthouses', directory: realpathSync(project), message_count: 2 });
+    const { messages } = (await chat.get(`/api/messages/${id}`)).json();
+    expect(messages.map((m: any) => [m.role, m.text])).toEqual([
+      ['user', 'Tell me about quixotic lighthouses'],
+      ['assistant', 'Hello from the fake Anthropic API. You said: Tell me about quixotic lighthouses'],
+    ]);
+  });
+
+  it('search finds its words', async () => {
+    await searchFinds(chat, 'quixotic', id);
+  });
+
+  it('a prompt through the app resumes it where it ran: the model gets the terminal\'s history, the terminal\'s resume gets the app\'s turn', async () => {
+    const before = fake.requests.length;
+    await promptFromApp(chat, id, 'Continue from the app please');
+    expect(userTexts(fake.requests.slice(before).at(-1)!.body)).toEqual(['Tell me about quixotic lighthouses', 'Continue from the app please']);
+    // Still one terminal session, read from Claude Code's own file: the app's turn is in it.
+    const [session] = await terminalSessions();
+    expect(session).toMatchObject({ session_id: id, origin: 'terminal', message_count: 4, directory: realpathSync(project) });
+    const { messages } = (await chat.get(`/api/messages/${id}`)).json();
+    expect(messages.map((m: any) => m.text)).toContain('Continue from the app please');
+    const resumedAt = fake.requests.length;
+    await terminalClaude(['-p', '--resume', id, 'Back in the terminal']);
+    expect(userTexts(fake.requests.slice(resumedAt).at(-1)!.body)).toEqual(['Tell me about quixotic lighthouses', 'Continue from the app please', 'Back in the terminal']);
+  });
+
+  it('409 while the session is open in a terminal (naming fork), and when its directory is gone', async () => {
+    // A claude still running in a terminal (it records itself in <config>/sessions/<pid>.json).
+    const sleeper = spawnSync('sh', ['-c', 'sleep 60 >/dev/null 2>&1 & echo $!'], { encoding: 'utf8' });
+    const pid = Number(sleeper.stdout.trim());
+    const record = path.join(chat.home, '.claude', 'sessions', `${pid}.json`);
+    try {
+      await mkdir(path.dirname(record), { recursive: true });
+      await writeFile(record, JSON.stringify({ pid, sessionId: id, cwd: project, startedAt: Date.now() }));
+      const res = await chat.prompt({ text: 'Am I allowed?', session_id: id });
+      expect(res.status).toBe(409);
+      expect(res.json().detail).toMatch(new RegExp(`open in a terminal.*claude, process ${pid}.*POST /api/sessions/${id}/fork`));
+    } finally {
+      process.kill(pid);
+      await rm(record, { force: true });
+    }
+    const moved = `${project}-moved`;
+    await rename(project, moved);
+    try {
+      const res = await chat.prompt({ text: 'Where am I?', session_id: id });
+      expect(res.status).toBe(409);
+      expect(res.json().detail).toContain(`(${realpathSync(path.dirname(project))}/terminal-project) no longer exists`);
+      expect(res.json().detail).toContain(`PATCH /api/sessions/${id}`);
+    } finally {
+      await rename(moved, project);
+    }
+  });
+
+  it.skipIf(!ccusage)('usage counts it as ccusage does, per day and per model, to the token', async () => {
+    const ran = spawnSync(ccusage!, ['claude', 'daily', '--json', '--offline', '--timezone', 'UTC'], { env: { PATH: process.env.PATH, HOME: chat.home }, encoding: 'utf8' });
+    expect(ran.status, ran.stderr).toBe(0);
+    const cc = JSON.parse(ran.stdout);
+    expect(cc.totals.totalTokens).toBeGreaterThan(0);
+    const ours = (await chat.get('/api/usage?days=3650')).json();
+    for (const day of cc.daily) expect(ours.daily.find((d: any) => d.date === day.date)?.tokens_total, day.date).toBe(day.totalTokens);
+    const models = new Map<string, any>();
+    for (const day of cc.daily) for (const m of day.modelBreakdowns) models.set(m.modelName, m);
+    expect(ours.by_model.map((m: any) => [m.model, m.tokens_in, m.tokens_out, m.cache_read, m.cache_write]).sort()).toEqual(
+      [...models.values()].map((m) => [m.modelName, m.inputTokens, m.outputTokens, m.cacheReadTokens, m.cacheCreationTokens]).sort(),
+    );
+    expect(ours.by_session.map((s: any) => s.session_id)).toEqual([id]);
+  });
+
+  it('a session the service ran is listed once, as the service\'s', async () => {
+    const { sessionId } = await chat.turn({ text: 'Say hello through the app', agent_name: 'clia_code' });
+    const all = (await chat.get('/api/sessions?limit=1000')).json().sessions;
+    expect(all.filter((s: any) => s.session_id === sessionId)).toEqual([expect.objectContaining({ origin: 'space', title: 'Say hello through the app' })]);
+    expect((await terminalSessions()).map((s) => s.session_id)).toEqual([id]);
+  });
+
+  it('a session with a sub-agent (the model starts the CLI\'s Agent tool): the sub-agent is listed and its messages answer', async () => {
+    await terminalClaude(['-p', 'delegate say hi from below']);
+    let parent: any;
+    await eventually(async () => {
+      parent = (await terminalSessions()).find((s) => s.title === 'delegate say hi from below');
+      expect(parent).toBeDefined();
+    }, 5000);
+    const { messages } = (await chat.get(`/api/messages/${parent.session_id}?limit=1000`)).json();
+    const call = messages.find((m: any) => m.tool_call?.name === 'Agent')?.tool_call;
+    expect(call).toMatchObject({ input: { description: 'Delegated task', prompt: 'Sub-task: say hi from below' } });
+    const listed = await chat.get(`/api/sessions/${parent.session_id}/subagents`);
+    expect(listed.status).toBe(200);
+    const subagents = listed.json();
+    expect(subagents).toEqual([{ subagent_id: expect.stringMatching(/^[a-z0-9]+$/), tool_call_id: call.id, description: 'Delegated task', message_count: 2, started_at: expect.any(String) }]);
+    const page = (await chat.get(`/api/messages/${parent.session_id}?subagent=${subagents[0].subagent_id}`)).json();
+    expect(page.total).toBe(2);
+    expect(page.messages.map((m: any) => [m.role, m.text])).toEqual([
+      ['user', 'Sub-task: say hi from below'],
+      ['assistant', 'Hello from the fake Anthropic API. You said: Sub-task: say hi from below'],
+    ]);
+    expect((await chat.get(`/api/messages/${parent.session_id}?subagent=nope`)).status).toBe(404);
+    expect((await chat.get(`/api/sessions/no-such-session/subagents`)).status).toBe(404);
+    // The parent's own messages hold none of the sub-agent's.
+    expect(messages.map((m: any) => m.text)).not.toContain('Sub-task: say hi from below');
+  });
+
+  it('SPACE_HISTORY=off reads none of it', async () => {
+    // What stays is the service's own record of the turn it ran; nothing of the terminal's file.
+    expect(await textsWithHistoryOff(chat.home, { SPACE_CLIA_BIN: claude! }, id)).toEqual(['Continue from the app please', 'Hello from the fake Anthropic API. You said: Continue from the app please']);
+  });
+});

@@ -1,0 +1,118 @@
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codexConfigToml } from '../fakes/codex-config.js';
+import { startFakeResponses, type FakeResponses } from '../fakes/openai-responses.js';
+import { startChat, type ChatService } from '../helpers/chat.js';
+import { eventually } from '../helpers/eventually.js';
+import { realProgram } from '../helpers/programs.js';
+import { codexLoginWithApiKey } from '../helpers/setups.js';
+import * as lane from './history-lane.js';
+import { inTerminal as runInTerminal, promptFromApp, searchFinds, textsWithHistoryOff } from './history-lane.js';
+
+/**
+ * The user's Codex history on the real CLI (docs/history.md): a session run with `codex exec`
+ * in a terminal (not through the service), in a home made by `codex login`, is listed
+ * `origin: "terminal"`, its messages answer, search finds its words and usage counts its
+ * rollout's last `total_token_usage`; a session the service ran is listed once.
+ */
+const codex = realProgram('codex');
+const KEY = 'sk-provb-history-lane';
+
+let fake: FakeResponses;
+let chat: ChatService;
+let codexHome: string;
+let project: string;
+
+beforeAll(async () => {
+  if (!codex) return;
+  fake = await startFakeResponses({ apiKey: KEY });
+  chat = await startChat({ SPACE_CLIB_BIN: codex });
+  codexHome = chat.service.ctx.config.paths.codexHome;
+  await codexLoginWithApiKey(codex, { HOME: chat.home }, 'sk-login-of-the-user');
+  await mkdir(codexHome, { recursive: true });
+  await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
+  await mkdir(path.join(chat.home, '.runtimea'), { recursive: true });
+  await writeFile(path.join(chat.home, '.runtimea', '.env'), `PROVB_API_KEY=${KEY}\n`, { mode: 0o600 });
+  project = path.join(chat.home, 'work', 'codex-project');
+  await mkdir(project, { recursive: true });
+}, 120_000);
+afterAll(async () => {
+  await chat?.close();
+  await fake?.close();
+});
+
+const terminalSessions = (): Promise<any[]> => lane.terminalSessions(chat);
+
+function rollouts(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => /rollout-.*\.jsonl$/.test(f))
+    .map((f) => path.join(dir, f));
+}
+
+describe.skipIf(!codex)('Codex history on the real CLI', () => {
+  let id: string;
+
+  it('a `codex exec` run from a terminal is listed as the terminal\'s, with its prompt, directory and messages', async () => {
+    await runInTerminal(codex!, ['exec', '--skip-git-repo-check', 'Describe the quixotic lighthouse'], { PATH: process.env.PATH, HOME: chat.home, CODEX_API_KEY: KEY }, project);
+    await eventually(async () => expect(await terminalSessions()).toHaveLength(1), 5000);
+    const [session] = await terminalSessions();
+    id = session.session_id;
+    expect(rollouts(path.join(codexHome, 'sessions')).map((f) => path.basename(f))).toEqual([expect.stringContaining(id)]);
+    expect(session).toMatchObject({ origin: 'terminal', agent_name: 'clib', title: 'Describe the quixotic lighthouse', directory: realpathSync(project) });
+    const { messages } = (await chat.get(`/api/messages/${id}`)).json();
+    expect(messages[0]).toMatchObject({ role: 'user', text: 'Describe the quixotic lighthouse' });
+    expect(messages.at(-1)).toMatchObject({ role: 'assistant', text: expect.stringContaining('Describe the quixotic lighthouse') });
+    expect(session.message_count).toBe(messages.length);
+  });
+
+  it('search finds its words', async () => {
+    await searchFinds(chat, 'quixotic', id);
+  });
+
+  it('a prompt through the app resumes the thread where it ran: the model gets the terminal\'s history, `codex exec resume` the app\'s turn', async () => {
+    const before = fake.requests.length;
+    await promptFromApp(chat, id, 'Continue from the app please');
+    const asked = fake.requests.slice(before).at(-1)!;
+    expect(asked.userTexts.filter((t) => !t.startsWith('<'))).toEqual(['Describe the quixotic lighthouse', 'Continue from the app please']);
+    // One rollout still: the app's turn is in the terminal's file, and the session stays the terminal's.
+    expect(rollouts(path.join(codexHome, 'sessions'))).toHaveLength(1);
+    const [session] = await terminalSessions();
+    expect(session).toMatchObject({ session_id: id, origin: 'terminal', directory: realpathSync(project) });
+    expect((await chat.get(`/api/messages/${id}`)).json().messages.map((m: any) => m.text)).toContain('Continue from the app please');
+    const resumedAt = fake.requests.length;
+    await runInTerminal(codex!, ['exec', '--skip-git-repo-check', 'resume', id, 'Back in the terminal'], { PATH: process.env.PATH, HOME: chat.home, CODEX_API_KEY: KEY }, project);
+    expect(fake.requests.slice(resumedAt).at(-1)!.userTexts.filter((t) => !t.startsWith('<'))).toEqual(['Describe the quixotic lighthouse', 'Continue from the app please', 'Back in the terminal']);
+  });
+
+  it('usage counts the rollout\'s last total_token_usage', async () => {
+    const [file] = rollouts(path.join(codexHome, 'sessions'));
+    const counts = readFileSync(file!, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"token_count"'))
+      .map((l) => JSON.parse(l).payload.info?.total_token_usage)
+      .filter(Boolean);
+    const last = counts.at(-1);
+    expect(last.input_tokens).toBeGreaterThan(0);
+    const ours = (await chat.get('/api/usage?days=3650&origin=terminal')).json();
+    expect(ours.by_session).toEqual([expect.objectContaining({ session_id: id, tokens_total: last.input_tokens + last.output_tokens })]);
+    const model = ours.by_model.find((m: any) => m.model === 'gpt-5.5');
+    expect(model).toMatchObject({ tokens_in: last.input_tokens - last.cached_input_tokens - last.cache_write_input_tokens, cache_read: last.cached_input_tokens, tokens_out: last.output_tokens });
+  });
+
+  it('a session the service ran is listed once, as the service\'s', async () => {
+    const { sessionId } = await chat.turn({ text: 'Say hello through the app', agent_name: 'clib' });
+    expect(rollouts(path.join(codexHome, 'sessions'))).toHaveLength(2);
+    await eventually(async () => {
+      const all = (await chat.get('/api/sessions?limit=1000')).json().sessions;
+      expect(all.filter((s: any) => s.session_id === sessionId)).toEqual([expect.objectContaining({ origin: 'space', title: 'Say hello through the app' })]);
+      expect(all.filter((s: any) => s.origin === 'terminal').map((s: any) => s.session_id)).toEqual([id]);
+    }, 5000);
+  });
+
+  it('SPACE_HISTORY=off reads none of it', async () => {
+    // What stays is the service's own record of the turn it ran; nothing of the terminal's rollout.
+    expect(await textsWithHistoryOff(chat.home, { SPACE_CLIB_BIN: codex! }, id)).not.toContain('Describe the quixotic lighthouse');
+  });
+});
