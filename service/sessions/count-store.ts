@@ -5,8 +5,11 @@ import type { FileKey } from './file-key.js';
 import type { FileLogs, SavedCount, SavedCounts } from './file-log.js';
 
 const SAVE_DELAY_MS = 2000;
-/** The file's first line; a file without it (version 1 was one JSON document) is not read. */
-const HEADER = '{"version":2}';
+/**
+ * The file's first line; a file without it is not read (version 1 was one JSON document;
+ * version 2's counts of Claude Code's logs counted every branch).
+ */
+const HEADER = '{"version":3}';
 
 /**
  * Message counts of every log, kept across restarts in one file (0600), so a restart counts
@@ -15,7 +18,8 @@ const HEADER = '{"version":2}';
  * log that only grew is counted from where the saved count stopped).
  *
  * One line per log: its path as a JSON string, a tab (never inside a JSON string), then
- * `[ino,size,mtimeMs,scanned,complete,tail,position,index,...]`. A restart only splits the
+ * `[ino,size,mtimeMs,scanned,complete,tail,position,index,...]`, and for a log whose records
+ * form a tree (Claude Code's) a second tab and its branch `{"leaf","off":[line starts]}`. A restart only splits the
  * lines and keys them by path; a line is parsed when its log is first asked for, so the
  * first page decodes its own 50 counts, not 10,000 (parsing them all, 2.2 MB into 10,000
  * objects and their garbage, held a restart's first page about 45 ms). A line of the wrong
@@ -72,7 +76,8 @@ export class CountStore implements SavedCounts {
     const taken = new Set<string>();
     for (const [path, c] of this.logs.saved()) {
       taken.add(path);
-      out.push(`${JSON.stringify(path)}\t${JSON.stringify([c.key.ino, c.key.size, c.key.mtimeMs, c.scanned, c.complete, c.tail, ...c.checkpoints.flat()])}`);
+      const branch = c.branch ? `\t${JSON.stringify(c.branch)}` : '';
+      out.push(`${JSON.stringify(path)}\t${JSON.stringify([c.key.ino, c.key.size, c.key.mtimeMs, c.scanned, c.complete, c.tail, ...c.checkpoints.flat()])}${branch}`);
     }
     // Saved counts no one asked for in this run go back as they were read.
     for (const [path, line] of this.untaken) if (!taken.has(path)) out.push(`${JSON.stringify(path)}\t${line}`);
@@ -108,17 +113,29 @@ function pathOf(json: string): string | undefined {
 }
 
 function decode(line: string): SavedCount | undefined {
+  const tab = line.indexOf('\t');
   let v: unknown;
+  let branch: SavedCount['branch'] | null;
   try {
-    v = JSON.parse(line);
+    v = JSON.parse(tab === -1 ? line : line.slice(0, tab));
+    branch = tab === -1 ? undefined : branchOf(JSON.parse(line.slice(tab + 1)));
   } catch {
     return undefined;
   }
+  if (branch === null) return undefined;
   const n = (x: unknown) => typeof x === 'number' && Number.isFinite(x) && x >= 0;
   if (!Array.isArray(v) || v.length < 8 || v.length % 2 !== 0 || !v.every(n)) return undefined;
   const [ino, size, mtimeMs, scanned, complete, tail] = v as number[];
   if (scanned! > size!) return undefined;
   const checkpoints: Array<[number, number]> = [];
   for (let i = 6; i < v.length; i += 2) checkpoints.push([v[i] as number, v[i + 1] as number]);
-  return { key: { ino: ino!, size: size!, mtimeMs: mtimeMs! }, scanned: scanned!, complete: complete!, tail: tail!, checkpoints };
+  return { key: { ino: ino!, size: size!, mtimeMs: mtimeMs! }, scanned: scanned!, complete: complete!, tail: tail!, checkpoints, ...(branch ? { branch } : {}) };
+}
+
+/** A saved branch; null when it has the wrong shape. */
+function branchOf(v: unknown): SavedCount['branch'] | null {
+  if (typeof v !== 'object' || v === null) return null;
+  const { leaf, off } = v as { leaf?: unknown; off?: unknown };
+  if ((leaf !== undefined && typeof leaf !== 'string') || !Array.isArray(off) || !off.every((n) => typeof n === 'number')) return null;
+  return { ...(typeof leaf === 'string' ? { leaf } : {}), off: off as number[] };
 }

@@ -3,7 +3,8 @@ import { open } from './disk.js';
 import { closeSync, fstatSync, openSync } from 'node:fs';
 import { KeyedLock } from '../stores/lock.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
-import type { LineContext } from '../transcripts/formats.js';
+import { FORMATS, type LineContext } from '../transcripts/formats.js';
+import { currentBranch, extend, type Branch } from './branch.js';
 import { countLine, lineEntries } from './line-entries.js';
 import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';
@@ -25,6 +26,8 @@ interface CountState {
   /** Messages in the unterminated bytes after `scanned` (0 unless they parse). */
   tail: number;
   checkpoints: Checkpoint[];
+  /** For formats whose records form a tree (Claude Code's): the current branch; counts and checkpoints are of its messages only. */
+  branch?: Branch;
 }
 
 export interface Page {
@@ -41,6 +44,8 @@ export interface SavedCount {
   tail: number;
   /** [line start, messages before it] */
   checkpoints: Array<[number, number]>;
+  /** The current branch (formats whose records form a tree): its leaf, and the line starts off it. */
+  branch?: { leaf?: string; off: number[] };
 }
 
 /**
@@ -82,7 +87,10 @@ export class FileLogs {
 
   /** Every count decoded so far, to save (with what `restore` gave that was never asked for). */
   *saved(): Generator<[string, SavedCount]> {
-    for (const [path, st] of this.states) yield [path, { key: st.key, scanned: st.scanned, complete: st.complete, tail: st.tail, checkpoints: st.checkpoints.map((c) => [c.position, c.index]) }];
+    for (const [path, st] of this.states) {
+      const branch = st.branch && { ...(st.branch.leaf !== undefined ? { leaf: st.branch.leaf } : {}), off: [...st.branch.off] };
+      yield [path, { key: st.key, scanned: st.scanned, complete: st.complete, tail: st.tail, checkpoints: st.checkpoints.map((c) => [c.position, c.index]), ...(branch ? { branch } : {}) }];
+    }
   }
 
   /** Whether the count of this exact file version is known, without any I/O or decoding. */
@@ -178,7 +186,8 @@ export class FileLogs {
     if (known) return known;
     const s = this.savedCounts?.take(path);
     if (!s) return undefined;
-    const state = { key: s.key, scanned: s.scanned, complete: s.complete, tail: s.tail, checkpoints: s.checkpoints.map(([position, index]) => ({ position, index })) };
+    const branch = s.branch && { ...(s.branch.leaf !== undefined ? { leaf: s.branch.leaf } : {}), off: new Set(s.branch.off) };
+    const state = { key: s.key, scanned: s.scanned, complete: s.complete, tail: s.tail, checkpoints: s.checkpoints.map(([position, index]) => ({ position, index })), ...(branch ? { branch } : {}) };
     this.states.set(path, state);
     return state;
   }
@@ -192,13 +201,22 @@ export class FileLogs {
     }
   }
 
-  /** Brings the count up to date with the open file (one counter per path at a time). */
+  /**
+   * Brings the count up to date with the open file (one counter per path at a time). A log
+   * whose records form a tree is counted along its current branch: appended records that
+   * continue it are counted as they come; one that starts a new branch (a rewind, an edited
+   * prompt) has the whole tree read once (currentBranch), then the file counted again.
+   */
   private refresh(path: string, format: LogFormat, fh: FileHandle, key: FileKey): Promise<CountState> {
     return this.lock.run(path, async () => {
       const cached = this.state(path);
       if (cached && sameKey(cached.key, key)) return cached;
-      const state = (await appendedOnly(fh, cached, key)) ? { ...cached!, checkpoints: [...cached!.checkpoints] } : fresh(key);
-      await scan(fh, format, state, key);
+      const tree = FORMATS[format].link !== undefined;
+      let state = (await appendedOnly(fh, cached, key, tree)) ? grown(cached!) : fresh(key, tree ? { off: new Set() } : undefined);
+      if (!(await scan(fh, format, state, key, true))) {
+        state = fresh(key, await currentBranch(fh, key.size, FORMATS[format].link!));
+        await scan(fh, format, state, key, false);
+      }
       this.states.set(path, state);
       this.onCounted?.();
       return state;
@@ -206,23 +224,43 @@ export class FileLogs {
   }
 }
 
-function fresh(key: FileKey): CountState {
-  return { key, scanned: 0, complete: 0, tail: 0, checkpoints: [{ position: 0, index: 0 }] };
+function fresh(key: FileKey, branch: Branch | undefined): CountState {
+  return { key, scanned: 0, complete: 0, tail: 0, checkpoints: [{ position: 0, index: 0 }], ...(branch ? { branch } : {}) };
 }
 
-/** The same file, grown, and still ending a line where the last count stopped. */
-async function appendedOnly(fh: FileHandle, cached: CountState | undefined, key: FileKey): Promise<boolean> {
+/** A copy of a count to extend with appended lines (the count in use stays as it is until done). */
+function grown(cached: CountState): CountState {
+  return { ...cached, checkpoints: [...cached.checkpoints], ...(cached.branch ? { branch: { ...cached.branch } } : {}) };
+}
+
+/** The same file, grown, and still ending a line where the last count stopped (with its branch known, for a tree). */
+async function appendedOnly(fh: FileHandle, cached: CountState | undefined, key: FileKey, tree: boolean): Promise<boolean> {
   if (!cached || cached.key.ino !== key.ino || key.size < cached.key.size) return false;
+  if (tree && !cached.branch) return false;
   if (cached.scanned === 0) return true;
   const probe = Buffer.alloc(1);
   const { bytesRead } = await fh.read(probe, 0, 1, cached.scanned - 1);
   return bytesRead === 1 && probe[0] === 0x0a;
 }
 
-async function scan(fh: FileHandle, format: LogFormat, state: CountState, key: FileKey): Promise<void> {
+/**
+ * Counts the lines after `scanned`. With `follow`, a tree's branch is extended record by
+ * record, and false is answered at the first record that starts a new one (the count is then
+ * void); without, the branch is the whole file's, known, and its `off` lines are skipped.
+ */
+async function scan(fh: FileHandle, format: LogFormat, state: CountState, key: FileKey, follow: boolean): Promise<boolean> {
   let last = state.checkpoints[state.checkpoints.length - 1]!;
+  const link = FORMATS[format].link;
+  const branch = state.branch;
   for await (const batch of forwardLines(fh, state.scanned, key.size)) {
     for (const line of batch) {
+      if (branch && link) {
+        if (follow && !extend(branch, link(line.bytes))) return false;
+        if (offBranch(state, line.start)) {
+          state.scanned = line.end;
+          continue;
+        }
+      }
       if (state.complete - last.index >= CHECKPOINT_MESSAGES || line.start - last.position >= CHECKPOINT_BYTES) {
         last = { position: line.start, index: state.complete };
         state.checkpoints.push(last);
@@ -234,6 +272,13 @@ async function scan(fh: FileHandle, format: LogFormat, state: CountState, key: F
   const tail = await readRange(fh, state.scanned, key.size);
   state.tail = tail ? countLine(format, tail, false) : 0;
   state.key = key;
+  return true;
+}
+
+/** Whether the line starting here is a record off the current branch (never shown). */
+function offBranch(state: CountState, start: number): boolean {
+  const off = state.branch?.off;
+  return off !== undefined && off.size > 0 && off.has(start);
 }
 
 function nearestCheckpoint(state: CountState, index: number): Checkpoint {
@@ -276,6 +321,7 @@ async function readForward(fh: FileHandle, format: LogFormat, state: CountState,
   reading: for await (const batch of forwardLines(fh, from.position, state.scanned)) {
     for (const line of batch) {
       if (index >= end) break reading;
+      if (offBranch(state, line.start)) continue;
       const n = countLine(format, line.bytes, true);
       if (n > 0 && index + n > start) out.push(...within(messagesOf(lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))), index, start, end));
       index += n;
@@ -295,6 +341,7 @@ async function readBackward(fh: FileHandle, format: LogFormat, state: CountState
   reading: for await (const batch of backwardLines(fh, 0, state.scanned)) {
     for (const line of batch) {
       if (next <= start) break reading;
+      if (offBranch(state, line.start)) continue;
       const n = countLine(format, line.bytes, true);
       if (n === 0) continue;
       next -= n;

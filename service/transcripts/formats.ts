@@ -1,4 +1,5 @@
 import type { LogEntry, LogFormat } from './types.js';
+import { cliaLink, type ChainLink } from './clia-chain.js';
 import { cliaDirectory, normalizeClia, normalizeCliaAgent, peekClia } from './clia.js';
 import { normalizeClib, peekClib } from './clib.js';
 import { clibRolloutDirectory, normalizeClibRollout, peekClibRollout } from './clib-rollout.js';
@@ -23,6 +24,11 @@ export interface Format {
   needs: Readonly<Record<Consumer, readonly string[]>>;
   /** The working directory a record states, for the programs' own histories (docs/history.md). */
   directory?(record: unknown): string | undefined;
+  /**
+   * A raw line's place in the conversation tree, for formats whose records form one
+   * (Claude Code's own records): pages and counts follow the current branch only.
+   */
+  link?(line: Buffer): ChainLink | undefined;
 }
 
 export const FORMATS: Readonly<Record<LogFormat, Format>> = {
@@ -38,6 +44,7 @@ export const FORMATS: Readonly<Record<LogFormat, Format>> = {
     // Prompts, assistant blocks (tool calls, replies, and the time a `result` inherits), results.
     needs: { usage: ['"type":"user"', '"type":"assistant"', '"type":"result"', '"type":"system"'] },
     directory: cliaDirectory,
+    link: cliaLink,
   },
   'clia-agent': {
     normalize: normalizeCliaAgent,
