@@ -3,6 +3,7 @@ import { lineEntries } from './line-entries.js';
 import { forwardLines } from './lines.js';
 import { firstUserText } from '../transcripts/title.js';
 import { FORMATS } from '../transcripts/formats.js';
+import type { ProgramTitle } from '../transcripts/clia-title.js';
 import type { LogFormat } from './types.js';
 
 /** How far into a log the first prompt is looked for. */
@@ -15,6 +16,8 @@ export interface Head {
   prompt?: string;
   /** The working directory the log's records state before that prompt (terminal history: the session's). */
   directory?: string;
+  /** The program's own title (Claude Code's title records, Codex's thread name), from the head and tail reads. */
+  title?: ProgramTitle;
   /** False while the log is shorter than HEAD_BYTES and has no prompt yet: read again when it grows. */
   final: boolean;
 }

@@ -20,13 +20,18 @@ export async function lastDirectory(log: LogRef, tailBytes = RESUME_TAIL_BYTES):
 
 export async function lastDirectoryOf(file: string, format: LogFormat, tailBytes: number): Promise<string | undefined> {
   if (!FORMATS[format].directory) return undefined;
+  return lastDirectoryIn(await tailOf(file, tailBytes), format);
+}
+
+/** A file's last `tailBytes` (its first line may be cut). */
+export async function tailOf(file: string, tailBytes: number): Promise<Buffer> {
   const fh = await open(file, 'r');
   try {
     const { size } = await fh.stat();
     const start = Math.max(0, size - tailBytes);
     const buf = Buffer.alloc(size - start);
     await fh.read(buf, 0, buf.length, start);
-    return lastDirectoryIn(buf, format);
+    return buf;
   } finally {
     await fh.close();
   }

@@ -35,6 +35,8 @@ export interface MergeInputs {
   firstPrompt(ref: LogRef): string | undefined;
   /** The last directory a terminal history log states, once its first lines have been read. */
   logDirectory?(ref: LogRef): string | undefined;
+  /** The program's own title of a terminal history log (docs/history.md), once read. */
+  logTitle?(ref: LogRef): string | undefined;
 }
 
 const RANK: Readonly<Record<SourceKind, number>> = Object.fromEntries(PRECEDENCE.map((kind, i) => [kind, i])) as Record<SourceKind, number>;
@@ -101,7 +103,7 @@ export function sessionView(records: SourceRecord[], inputs: Omit<MergeInputs, '
     if ((r.updatedAtMs ?? 0) > newest) newest = r.updatedAtMs!;
   }
   return savedView(owner, {
-    title: nonBlank(owner.title) ?? nonBlank(project?.title) ?? promptTitle(log, inputs) ?? '',
+    title: nonBlank(owner.title) ?? nonBlank(project?.title) ?? programTitle(log, inputs) ?? promptTitle(log, inputs) ?? '',
     // runtimea's own folder is an OpenClaw agent, not a project: the project index knows the project.
     agentId: owner.agentName === 'runtimea' && project ? project.agentId : owner.agentId,
     updatedAtMs: owner.updatedAtMs ?? newest,
@@ -120,6 +122,11 @@ export function savedView(owner: SourceRecord, fields: ViewFields): SessionView 
   const view: SessionView = { id: owner.id, agentName: owner.agentName, agentId: fields.agentId, title, titleKey: title.toLowerCase(), updatedAtMs: fields.updatedAtMs, directory: fields.directory, records: fields.records };
   if (log) view.log = log;
   return view;
+}
+
+function programTitle(log: LogRef | undefined, inputs: Omit<MergeInputs, 'records'>): string | undefined {
+  const title = log ? inputs.logTitle?.(log) : undefined;
+  return title === undefined ? undefined : nonBlank(titleFromPrompt(title));
 }
 
 function promptTitle(log: LogRef | undefined, inputs: Omit<MergeInputs, 'records'>): string | undefined {

@@ -314,7 +314,7 @@ export class SessionIndex {
   }
 
   private mergeInputs(): Omit<MergeInputs, 'records'> {
-    return { logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref), logDirectory: (ref) => this.files.logDirectory(ref) };
+    return { logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref), logDirectory: (ref) => this.files.logDirectory(ref), logTitle: (ref) => this.files.logTitle(ref) };
   }
 
   /** Reads the first lines of logs whose session has no title in any index, then merges every source. */

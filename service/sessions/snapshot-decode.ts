@@ -199,13 +199,14 @@ function decodeFiles(d: Partial<PartDoc>, records: SourceRecord[], paths: string
 }
 
 function head(h: unknown): Head & { key: FileKey } {
-  if (!Array.isArray(h) || (h.length !== 5 && !(h.length === 6 && typeof h[5] === 'string'))) fail('log head');
+  if (!Array.isArray(h) || (h.length !== 5 && !(h.length === 6 && typeof h[5] === 'string') && !(h.length === 8 && (h[5] === null || typeof h[5] === 'string') && typeof h[6] === 'string' && typeof h[7] === 'number'))) fail('log head');
   const prompt = h[0];
   const key = { ino: h[2], size: h[3], mtimeMs: h[4] };
   if ((prompt !== null && typeof prompt !== 'string') || (h[1] !== 0 && h[1] !== 1) || typeof key.ino !== 'number' || typeof key.size !== 'number' || typeof key.mtimeMs !== 'number') fail('log head');
   const out: Head & { key: FileKey } = { final: h[1] === 1, key };
   if (prompt !== null) out.prompt = prompt;
-  if (h.length === 6) out.directory = h[5] as string;
+  if (h.length >= 6 && typeof h[5] === 'string') out.directory = h[5];
+  if (h.length === 8) out.title = { text: h[6] as string, rank: h[7] as number };
   return out;
 }
 

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { AGENT_NAMES } from '../ids.js';
 import type { DirKey } from './dir-key.js';
+import type { FileKey } from './file-key.js';
+import type { Head } from './head.js';
 import type { SessionRoots } from './layout.js';
 import { PRECEDENCE, type SessionView } from './merge.js';
 import type { Known } from './source-files.js';
@@ -66,8 +68,14 @@ export interface FileColumns {
   mtimeMs: number[];
 }
 
-/** [prompt, final (0/1), ino, size, mtimeMs, directory?] of a log's first lines (the directory: terminal history). */
-export type HeadRow = [string | null, 0 | 1, number, number, number] | [string | null, 0 | 1, number, number, number, string];
+/**
+ * [prompt, final (0/1), ino, size, mtimeMs, directory?, title?, title rank?] of a log's first
+ * lines (the directory and the program's title: terminal history; with a title, the directory may be null).
+ */
+export type HeadRow =
+  | [string | null, 0 | 1, number, number, number]
+  | [string | null, 0 | 1, number, number, number, string]
+  | [string | null, 0 | 1, number, number, number, string | null, string, number];
 
 export interface LogColumns {
   store: number[];
@@ -229,7 +237,7 @@ class PartWriter {
       this.logs.store.push(this.words.of(known.store));
       this.logs.agentId.push(this.words.of(known.agentId));
       this.logs.id.push(known.id);
-      this.logs.head.push(h ? [h.prompt ?? null, h.final ? 1 : 0, h.key.ino, h.key.size, h.key.mtimeMs, ...(h.directory ? [h.directory] : [])] as HeadRow : null);
+      this.logs.head.push(h ? headRow(h) : null);
     } else if (known.role === 'index') this.others.push([known.records.map((r) => this.ref(r))]);
     else if (known.role === 'legacy') this.others.push([this.ref(known.record), known.prompt ?? null]);
     else this.others.push([known.key, known.records.map((r) => this.ref(r)), [...known.prompts].map(([id, prompt]) => [id, prompt ?? null])]);
@@ -292,4 +300,10 @@ function listingDoc(views: readonly SessionView[], recordAt: (r: SourceRecord) =
     }
   }
   return c;
+}
+
+function headRow(h: Head & { key: FileKey }): HeadRow {
+  const row = [h.prompt ?? null, h.final ? 1 : 0, h.key.ino, h.key.size, h.key.mtimeMs] as const;
+  if (h.title) return [...row, h.directory ?? null, h.title.text, h.title.rank];
+  return h.directory ? [...row, h.directory] : [...row];
 }

@@ -7,7 +7,9 @@ import { eachStart, readdir, readFile, stat, statMany } from './disk.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
 import { headIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
-import { lastDirectoryIn, lastDirectoryOf, LISTING_TAIL_BYTES } from './last-directory.js';
+import { lastDirectoryIn, LISTING_TAIL_BYTES, tailOf } from './last-directory.js';
+import { CodexNames, titleIn } from './program-title.js';
+import { newerTitle, type ProgramTitle } from '../transcripts/clia-title.js';
 import { TERMINAL_STORES } from './history-layout.js';
 import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
 import { eachLimited } from './limit.js';
@@ -49,6 +51,7 @@ export class SourceFiles {
   private readonly dirs = new Map<string, DirKey>();
   private referenced = new Set<string>();
   private sqliteWarned = false;
+  private readonly codexNames = new CodexNames();
 
   constructor(
     private readonly roots: SessionRoots,
@@ -199,8 +202,8 @@ export class SourceFiles {
         this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(head ? { head } : {}) });
         // A compressed rollout is no readable log: what it holds is read through its kept copy.
         if (role.store !== 'clib-zst') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
-        // A terminal session's directory is its log's last: looked for again in what was appended.
-        const moved = grown && head !== undefined && TERMINAL_STORES.has(role.store) && (await this.movedDirectory(p, head));
+        // A terminal session's directory and title are its log's last: looked for again in what was appended.
+        const moved = grown && head !== undefined && TERMINAL_STORES.has(role.store) && (await this.tailChanged(p, head));
         // A listed log that grew changes no listed field, unless its first prompt may just have
         // arrived (or its directory moved); an orphan's mtime is its updated_at.
         return !grown || !this.referenced.has(p) || head?.final === false || moved;
@@ -297,44 +300,68 @@ export class SourceFiles {
   /** First prompts: the first 64 KB of every log in one sliced pass, further only where needed. */
   async readTitles(refs: LogRef[]): Promise<void> {
     const files = refs.flatMap((ref) => (ref.kind === 'file' ? [ref.path] : []));
-    const further: string[] = [];
+    const further = new Map<string, ProgramTitle | undefined>();
     const tails: string[] = [];
+    if (files.some((f) => CODEX_STORES.has((this.files.get(f) as { store?: string } | undefined)?.store ?? ''))) await this.codexNames.refresh(this.codexIndexFile());
     await eachStart(files, QUICK_HEAD_BYTES, (file, head, st) => {
       const known = this.files.get(file);
       if (known?.role !== 'log') return;
       const format = STORE_FORMAT[known.store];
-      const found = headIn(head, format);
-      // A terminal session's directory is the last its log states: in these bytes for a small log.
+      const found: Omit<Head, 'final'> = headIn(head, format);
+      // A terminal session's directory and title are the last its log states: in these bytes for a small log.
       if (TERMINAL_STORES.has(known.store)) {
         if (st.size <= QUICK_HEAD_BYTES) found.directory = lastDirectoryIn(head, format) ?? found.directory;
         else tails.push(file);
+        const title = this.ownTitle(known.store, known.id) ?? titleIn(head, format);
+        if (title) found.title = title;
       }
       if (found.prompt !== undefined) known.head = { ...found, final: true, key: known.key };
       else if (st.size <= QUICK_HEAD_BYTES) known.head = { ...found, final: false, key: known.key };
-      else further.push(file);
+      else further.set(file, found.title);
     });
-    await eachLimited(further, IO_CONCURRENCY, async (file) => {
+    await eachLimited([...further], IO_CONCURRENCY, async ([file, title]) => {
       const known = this.files.get(file);
       if (known?.role !== 'log') return;
-      known.head = { ...(await readHead(file, STORE_FORMAT[known.store]).catch(() => ({ final: false }))), key: known.key };
+      known.head = { ...(await readHead(file, STORE_FORMAT[known.store]).catch(() => ({ final: false }))), ...(title ? { title } : {}), key: known.key };
     });
     await eachLimited(tails, IO_CONCURRENCY, (file) => this.readLastDirectory(file));
     for (const ref of refs) if (ref.kind === 'sqlite') this.readSqliteTitle(ref.db, ref.sessionId);
   }
 
-  /** Whether a grown terminal log now states another last directory (its head is updated). */
-  private async movedDirectory(file: string, head: Head): Promise<boolean> {
-    const before = head.directory;
+  /** Whether a grown terminal log now states another last directory or title (its head is updated). */
+  private async tailChanged(file: string, head: Head): Promise<boolean> {
+    const before = [head.directory, head.title?.text];
+    const known = this.files.get(file);
+    if (known?.role === 'log' && CODEX_STORES.has(known.store)) await this.codexNames.refresh(this.codexIndexFile());
     await this.readLastDirectory(file);
-    return head.directory !== before;
+    return head.directory !== before[0] || head.title?.text !== before[1];
   }
 
-  /** A terminal log's last stated directory, from its last LISTING_TAIL_BYTES, into its head. */
+  /**
+   * A terminal log's last stated directory and newest title, from its last
+   * LISTING_TAIL_BYTES, into its head (Claude Code re-appends its title records after each
+   * turn, so the newest is in the tail); a Codex thread's name from session_index.jsonl.
+   */
   private async readLastDirectory(file: string): Promise<void> {
     const known = this.files.get(file);
     if (known?.role !== 'log' || !known.head) return;
-    const directory = await lastDirectoryOf(file, STORE_FORMAT[known.store], LISTING_TAIL_BYTES).catch(() => undefined);
-    if (directory && known.head) known.head.directory = directory;
+    const format = STORE_FORMAT[known.store];
+    const tail = await tailOf(file, LISTING_TAIL_BYTES).catch(() => undefined);
+    const head = known.head;
+    const directory = tail && lastDirectoryIn(tail, format);
+    if (directory) head.directory = directory;
+    const title = this.ownTitle(known.store, known.id) ?? newerTitle(head.title, tail && titleIn(tail, format));
+    if (title) head.title = title;
+  }
+
+  /** A Codex thread's name (session_index.jsonl), as last read. */
+  private ownTitle(store: StoreName, id: string): ProgramTitle | undefined {
+    return CODEX_STORES.has(store) ? this.codexNames.title(id) : undefined;
+  }
+
+  /** Codex's index of thread names, beside its `sessions/` folder. */
+  private codexIndexFile(): string | undefined {
+    return this.roots.clibHome === undefined ? undefined : path.join(path.dirname(this.roots.clibHome), 'session_index.jsonl');
   }
 
   private readSqliteTitle(db: string, sessionId: string): void {
@@ -360,6 +387,12 @@ export class SourceFiles {
     return known?.role === 'log' ? known.head?.directory : undefined;
   }
 
+  /** The program's own title of a terminal log, once its head was read. */
+  logTitle(ref: LogRef): string | undefined {
+    const known = ref.kind === 'file' ? this.files.get(ref.path) : undefined;
+    return known?.role === 'log' ? known.head?.title?.text : undefined;
+  }
+
   /** The first prompt read from a log, if any. */
   firstPrompt(ref: LogRef): string | undefined {
     if (ref.kind === 'sqlite') return (this.files.get(ref.db) as Extract<Known, { role: 'sqlite' }> | undefined)?.prompts.get(ref.sessionId);
@@ -368,6 +401,9 @@ export class SourceFiles {
     return known?.role === 'legacy' ? known.prompt : undefined;
   }
 }
+
+/** The stores of Codex rollouts, whose names are in the Codex home's session_index.jsonl. */
+const CODEX_STORES: ReadonlySet<string> = new Set<StoreName>(['clib-home', 'clib-kept']);
 
 function isCompressed(file: string): boolean {
   return file.endsWith('.zst');

@@ -1,5 +1,6 @@
 import type { LogEntry, LogFormat } from './types.js';
 import { cliaLink, type ChainLink } from './clia-chain.js';
+import { cliaTitle, type ProgramTitle } from './clia-title.js';
 import { cliaDirectory, normalizeClia, normalizeCliaAgent, peekClia } from './clia.js';
 import { normalizeClib, peekClib } from './clib.js';
 import { clibRolloutDirectory, normalizeClibRollout, peekClibRollout } from './clib-rollout.js';
@@ -29,6 +30,8 @@ export interface Format {
    * (Claude Code's own records): pages and counts follow the current branch only.
    */
   link?(line: Buffer): ChainLink | undefined;
+  /** The session's title a raw line states, for formats whose program writes one (docs/history.md). */
+  title?(line: Buffer): ProgramTitle | undefined;
 }
 
 export const FORMATS: Readonly<Record<LogFormat, Format>> = {
@@ -45,6 +48,7 @@ export const FORMATS: Readonly<Record<LogFormat, Format>> = {
     needs: { usage: ['"type":"user"', '"type":"assistant"', '"type":"result"', '"type":"system"'] },
     directory: cliaDirectory,
     link: cliaLink,
+    title: cliaTitle,
   },
   'clia-agent': {
     normalize: normalizeCliaAgent,
