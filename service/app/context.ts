@@ -20,7 +20,8 @@ import { createRuntimes } from '../runtimes/registry.js';
 import type { AgentName, Runtime, RuntimeEvent } from '../runtimes/runtime.js';
 import { RuntimeaGateway } from '../runtimes/runtimea/gateway.js';
 import { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
-import { historyRoots, startHistoryKeeper } from '../sessions/history-roots.js';
+import { historyRoots } from '../sessions/history-roots.js';
+import { HistorySwitch } from '../sessions/history-switch.js';
 import { TerminalSessions } from '../sessions/terminal-resume.js';
 import { SessionIndex } from '../sessions/session-index.js';
 import { UsageService } from '../usage/usage.js';
@@ -65,6 +66,8 @@ export interface ServiceContext extends Core {
   readonly checkpoints: Checkpoints;
   /** The chat engine: every turn of /api/chat/* and of the legacy chat endpoints. */
   readonly chat: ChatEngine;
+  /** Whether the user's terminal history is read now (docs/history.md; the config API switches it). */
+  readonly historySwitch: HistorySwitch;
   /** Usage analytics and the daily report to the upstream service. */
   readonly usage: UsageService;
   /** The programs' plan limits as their turns reported them (docs/limits.md). */
@@ -111,8 +114,9 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     { refuse: (t: { agentName: string; agentId: string | null }) => budgets.refuse(t), ended: () => void budgets.list().catch((err: unknown) => log.warn({ err: String(err) }, 'budgets: not evaluated')) },
   ];
   const checkpoints = new Checkpoints({ ...core, events, sessions, runtimes });
-  const history = config.history ? { history: new TerminalSessions(sessions, config.paths.claudeConfigDir) } : {};
-  const chat = new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions, checkpoints, watches, ...history });
+  const historySwitch = new HistorySwitch({ config, sessions, log });
+  const history = new TerminalSessions(sessions, config.paths.claudeConfigDir, () => historySwitch.enabled);
+  const chat = new ChatEngine({ ...core, runtimes, streams, events, uploads, sessions, checkpoints, watches, history });
   checkpoints.busy = (sessionId) => chat.busy(sessionId);
   return {
     ...core,
@@ -131,6 +135,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     uploads,
     checkpoints,
     chat,
+    historySwitch,
     usage,
     limits,
     budgets,
@@ -152,7 +157,7 @@ export function startServices(ctx: ServiceContext): RunningServices {
   // A restart's usage view first: the full-text reconcile waits for its pass (bounded).
   ctx.fts.start(usageWarmed);
   const eventSources = startEventSources(ctx.events, ctx.sessions, ctx.fts);
-  const keeper = startHistoryKeeper(ctx);
+  ctx.historySwitch.start();
   return {
     stop: async () => {
       // First the work that ends streams with `done` (the chat engine aborts its running turns)
@@ -160,7 +165,7 @@ export function startServices(ctx: ServiceContext): RunningServices {
       const results = await Promise.allSettled([ctx.chat.close(), ctx.usage.stop()]);
       for (const r of results) if (r.status === 'rejected') ctx.log.error({ err: String(r.reason) }, 'shutdown task failed');
       eventSources.stop();
-      await keeper?.close();
+      await ctx.historySwitch.close();
       await Promise.allSettled([...ctx.runtimes.values()].map((runtime) => runtime.close()));
       ctx.streams.closeAll();
       await ctx.fts.close();

@@ -16,14 +16,24 @@ import { saveHistorySetting, savedHistorySetting } from '../stores/history-setti
 const ProviderKeyBody = z.object({ key: z.string().trim().min(1) });
 const HistoryBody = z.looseObject({ enabled: z.boolean() });
 
-/** `enabled`: what this run does; `saved`: the choice for the next start (null: none); `restart_required` when they differ. */
+/**
+ * `enabled`: what this run does; `saved`: the saved choice (null: none); `restart_required`
+ * when they differ (kept for clients: the switch takes effect at once, so only a choice
+ * saved by another process while this one runs makes it true).
+ */
 function historyState(running: boolean, saved: boolean | undefined, env: string | undefined): { enabled: boolean; saved: boolean | null; env_override: boolean; restart_required: boolean } {
   const next = env ? running : (saved ?? true);
   return { enabled: running, saved: saved ?? null, env_override: !!env, restart_required: next !== running };
 }
 
-/** What the config routes read beyond Core: the sign-in state (hosted account, /debug/ai-auth). */
-export type ConfigDeps = Core & { auth: AuthState };
+/** The history switch of this run (sessions/history-switch.ts; typed here: config-api sits beside sessions/). */
+export interface HistoryToggle {
+  readonly enabled: boolean;
+  set(enabled: boolean): Promise<void>;
+}
+
+/** What the config routes read beyond Core: the sign-in state (hosted account, /debug/ai-auth), the history switch. */
+export type ConfigDeps = Core & { auth: AuthState; historySwitch: HistoryToggle };
 
 /**
  * /api/config/*, /api/models and /debug/ai-auth. Every body here is safe to show: secrets
@@ -40,14 +50,16 @@ export function configRoutes(deps: ConfigDeps): Router {
     res.json({ roots, default: config.agentName });
   });
 
-  // Additive (docs/history.md): whether the user's terminal history is read. Saved for the next start; SPACE_HISTORY wins.
+  // Additive (docs/history.md): whether the user's terminal history is read. Takes effect at
+  // once and is saved for the next starts; SPACE_HISTORY, when set, wins (then nothing changes now).
   router.get('/api/config/history', (_req, res) => {
-    res.json(historyState(config.history, savedHistorySetting(config.home), config.childEnv.SPACE_HISTORY));
+    res.json(historyState(deps.historySwitch.enabled, savedHistorySetting(config.home), config.childEnv.SPACE_HISTORY));
   });
   router.put('/api/config/history', async (req, res) => {
     const { enabled } = parseBody(HistoryBody, req.body, 'Body must be an object with enabled (boolean)');
     await saveHistorySetting(config.home, enabled);
-    res.json(historyState(config.history, enabled, config.childEnv.SPACE_HISTORY));
+    if (config.childEnv.SPACE_HISTORY === undefined) await deps.historySwitch.set(enabled);
+    res.json(historyState(deps.historySwitch.enabled, enabled, config.childEnv.SPACE_HISTORY));
   });
 
   router.get('/api/models', async (_req, res) => {

@@ -26,9 +26,8 @@ export function keptRoots(dir: string): { cliaKept: string; clibKept: string } {
   return { cliaKept: path.join(dir, 'clia'), clibKept: path.join(dir, 'clib') };
 }
 
-/** The keeper of terminal history copies, started; none when SPACE_HISTORY is off. */
-export function startHistoryKeeper(ctx: { config: Pick<Config, 'history' | 'paths' | 'historyKeepBytes'>; sessions: SessionIndex; log: Logger }): HistoryKeeper | undefined {
-  if (!ctx.config.history) return undefined;
+/** The keeper of terminal history copies, started (only while history reading is on: history-switch.ts). */
+export function startHistoryKeeper(ctx: { config: Pick<Config, 'paths' | 'historyKeepBytes'>; sessions: SessionIndex; log: Logger }): HistoryKeeper {
   const keeper = new HistoryKeeper(ctx.sessions, keptRoots(ctx.config.paths.historyKept), ctx.config.historyKeepBytes, ctx.log);
   keeper.start();
   return keeper;

@@ -12,7 +12,7 @@ import type { LogRef, SourceRecord } from './types.js';
 import type { IndexState } from './snapshot-format.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
-import { rootList } from './history-layout.js';
+import { rootList, type HistoryRoots } from './history-layout.js';
 
 export type { LogChange } from './source-files.js';
 
@@ -219,6 +219,38 @@ export class SessionIndex {
     return this.markDirty(paths);
   }
 
+  /**
+   * Reads the user's terminal history, or stops reading it, from now on (the config API's
+   * switch, docs/history.md): the history roots are replaced in place (the walk, the watcher
+   * and the snapshot all read them), what is known below a root taken away is forgotten as if
+   * its files were deleted (listing, search and usage lose those sessions at once), and a root
+   * added is walked as at start-up.
+   */
+  setHistoryRoots(next: HistoryRoots): Promise<void> {
+    return this.built.then(() =>
+      this.enqueue(async () => {
+        const before = new Set(rootList(this.roots));
+        for (const key of HISTORY_ROOT_KEYS) {
+          if (next[key] === undefined) delete this.roots[key];
+          else this.roots[key] = next[key];
+        }
+        const added = rootList(this.roots).filter((r) => !before.has(r));
+        if (this.watcher) {
+          await this.watcher.close();
+          this.watcher = this.closed ? undefined : watchSessions(this.roots, (paths) => void this.markDirty(paths), this.log);
+        }
+        const changes: LogChange[] = [];
+        const dropped = this.files.dropOutside(changes);
+        this.refreshing++;
+        try {
+          await this.applyPaths(added, {}, { changes, structural: dropped });
+        } finally {
+          this.refreshing--;
+        }
+      }),
+    );
+  }
+
   /** Re-reads these paths now (PATCH calls it for the index it wrote). */
   markDirty(paths: Iterable<string>): Promise<void> {
     for (const p of paths) this.dirty.add(p);
@@ -273,10 +305,11 @@ export class SessionIndex {
     }
   }
 
-  private async applyPaths(paths: string[], options: { deferTitles?: boolean }): Promise<boolean> {
-    const changes: LogChange[] = [];
+  /** `prior`: what was already changed before these paths (setHistoryRoots' forgotten files). */
+  private async applyPaths(paths: string[], options: { deferTitles?: boolean }, prior: { changes: LogChange[]; structural: boolean } = { changes: [], structural: false }): Promise<boolean> {
+    const changes = prior.changes;
     const before = this.byId;
-    let structural = false;
+    let structural = prior.structural;
     await eachLimited(this.files.outermost(paths), IO_CONCURRENCY, async (p) => {
       if (await this.files.apply(p, changes)) structural = true;
     });
@@ -343,6 +376,8 @@ export class SessionIndex {
     return { ...this.files.state(), ...(this.refreshing === 0 ? { views: this.views } : {}) };
   }
 }
+
+const HISTORY_ROOT_KEYS = ['cliaHome', 'clibHome', 'clibArchive', 'cliaKept', 'clibKept'] as const satisfies ReadonlyArray<keyof HistoryRoots>;
 
 /** Ids whose title comes from an index: the owning record's title, or a project index's. */
 function titledIds(records: readonly SourceRecord[]): Set<string> {

@@ -252,6 +252,18 @@ export class SourceFiles {
     return true;
   }
 
+  /**
+   * Forgets every file and folder no root of the layout holds any more (a root taken away:
+   * the history switch turned off), as if deleted; true when a file was known.
+   */
+  dropOutside(changes: LogChange[]): boolean {
+    const under = underRoots(this.roots);
+    let dropped = false;
+    for (const p of [...this.files.keys()]) if (!under(p) && this.drop(p, changes)) dropped = true;
+    for (const dir of [...this.dirs.keys()]) if (!under(dir)) this.dirs.delete(dir);
+    return dropped;
+  }
+
   /** Forgets a file that is gone; true when it was known. */
   private drop(p: string, changes: LogChange[]): boolean {
     const known = this.files.get(p);

@@ -24,9 +24,12 @@ export class TerminalSessions {
   constructor(
     private readonly index: SessionIndex,
     private readonly claudeConfigDir: string,
+    /** Whether history reading is on now (the config API's switch): off, nothing is resumed. */
+    private readonly enabled: () => boolean = () => true,
   ) {}
 
   async resume(sessionId: string): Promise<TerminalTurn | undefined> {
+    if (!this.enabled()) return undefined;
     const view = await this.index.get(sessionId);
     if (!view || originOf(view.records[0]!) !== 'terminal') return undefined;
     const open = await openElsewhere(view, this.claudeConfigDir);

@@ -287,19 +287,47 @@ describe('resuming a terminal session from the app: refusals', () => {
 });
 
 describe('the config API switch', () => {
-  it('PUT /api/config/history {enabled:false} is saved for the next start, which then reads none of it; SPACE_HISTORY wins', async () => {
+  it('PUT /api/config/history takes effect at once (listing, search, usage) and is saved for the next start; SPACE_HISTORY wins', async () => {
     const other = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-switch-'));
     try {
       await writeHistory(other);
       const first = await startService({ home: other });
       try {
+        const terminalIds = async (): Promise<string[]> => (await first.get('/api/sessions?origin=terminal')).json().sessions.map((s: any) => s.session_id).sort();
+        const usageIds = async (): Promise<string[]> => (await first.get('/api/usage?days=3650')).json().by_session.map((s: any) => s.session_id);
+        const ftsHits = async (): Promise<number> => (await first.get('/api/fts/search?q=app%2Dserver')).json().hits.filter((h: any) => h.session_id === CODEX_ID).length;
         expect((await first.get('/api/config/history')).json()).toEqual({ enabled: true, saved: null, env_override: false, restart_required: false });
+        expect(await terminalIds()).toEqual([CODEX_ID, CLAUDE_ID].sort());
+        expect(await usageIds()).toContain(CODEX_ID);
+        await eventually(async () => expect(await ftsHits()).toBeGreaterThan(0));
         const bad = await first.request('PUT', '/api/config/history', { body: { enabled: 'no' } });
         expect(bad.status).toBe(400);
         expect(bad.json()).toEqual({ detail: 'Body must be an object with enabled (boolean)' });
-        const put = await first.request('PUT', '/api/config/history', { body: { enabled: false } });
-        expect(put.json()).toEqual({ enabled: true, saved: false, env_override: false, restart_required: true });
+
+        const off = await first.request('PUT', '/api/config/history', { body: { enabled: false } });
+        expect(off.json()).toEqual({ enabled: false, saved: false, env_override: false, restart_required: false });
         expect(JSON.parse(await readFile(path.join(other, '.space-state', 'history.json'), 'utf8'))).toEqual({ enabled: false });
+        // At once: the answer came after the index dropped them.
+        expect(await terminalIds()).toEqual([]);
+        expect((await first.get('/api/sessions?limit=1000')).json().sessions.map((s: any) => s.session_id)).toEqual(['space-clib-1']);
+        expect((await first.get('/api/sessions/search?q=hello')).json().sessions).toEqual([]);
+        expect(await usageIds()).not.toContain(CODEX_ID);
+        expect((await first.get(`/api/messages/${CODEX_ID}`)).status).toBe(404);
+        await eventually(async () => expect(await ftsHits()).toBe(0));
+        // Nothing is read below the programs' folders while it is off: a new session there is not listed.
+        const late = '12121212-1212-4212-8212-121212121212';
+        await writeFile(path.join(projectDir(other), `${late}.jsonl`), (await readFile(path.join(FIXTURES, 'clia-native', `${CLAUDE_ID}.jsonl`), 'utf8')).replaceAll(CLAUDE_ID, late));
+
+        const on = await first.request('PUT', '/api/config/history', { body: { enabled: true } });
+        expect(on.json()).toEqual({ enabled: true, saved: true, env_override: false, restart_required: false });
+        expect(await terminalIds()).toEqual([CODEX_ID, CLAUDE_ID, late].sort());
+        expect(await usageIds()).toContain(CODEX_ID);
+        expect((await first.get(`/api/messages/${CODEX_ID}?offset=0`)).json().total).toBe(4);
+        await eventually(async () => expect(await ftsHits()).toBeGreaterThan(0));
+        // Live again: an append is followed.
+        await appendFile(path.join(dayDir(other), CODEX_FILE), (await readFile(path.join(dayDir(other), CODEX_FILE), 'utf8')).split('\n').find((l) => l.includes('"role":"user"') && l.includes('Again via app-server'))! + '\n');
+        await eventually(async () => expect((await first.get('/api/sessions?origin=terminal')).json().sessions.find((s: any) => s.session_id === CODEX_ID)?.message_count).toBe(5));
+        await first.request('PUT', '/api/config/history', { body: { enabled: false } });
       } finally {
         await first.close();
       }
@@ -314,6 +342,9 @@ describe('the config API switch', () => {
       try {
         await eventually(async () => expect((await forced.get('/api/sessions?origin=terminal')).json().sessions.length).toBeGreaterThan(0));
         expect((await forced.get('/api/config/history')).json()).toMatchObject({ enabled: true, env_override: true });
+        // SPACE_HISTORY wins over the switch: the choice is saved, this run keeps reading.
+        expect((await forced.request('PUT', '/api/config/history', { body: { enabled: false } })).json()).toEqual({ enabled: true, saved: false, env_override: true, restart_required: false });
+        expect((await forced.get('/api/sessions?origin=terminal')).json().sessions.length).toBeGreaterThan(0);
       } finally {
         await forced.close();
       }
