@@ -4,13 +4,28 @@ import { forwardLines } from './lines.js';
 
 /**
  * Where a log stands in its conversation tree (Claude Code's own records): the current leaf
- * and the line starts of the records off the current branch (abandoned by a rewind or an
- * edited prompt), which pages and counts skip. Empty `off` for a file without branches.
+ * and the byte ranges of the records off the current branch (abandoned by a rewind or an
+ * edited prompt), which pages and counts skip. An abandoned branch is a run of records, so a
+ * few ranges, however long it is. Empty `off` for a file without branches.
  */
 export interface Branch {
   /** The newest main-chain record: the one a new record must follow to stay on the branch. */
   leaf?: string;
-  off: Set<number>;
+  /** Sorted, disjoint ranges, flat: [start, end, start, end, ...]. */
+  off: readonly number[];
+}
+
+/** Whether the line starting at `start` lies in one of the ranges off the branch. */
+export function isOff(off: readonly number[], start: number): boolean {
+  let lo = 0;
+  let hi = off.length / 2 - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (start < off[2 * mid]!) hi = mid - 1;
+    else if (start >= off[2 * mid + 1]!) lo = mid + 1;
+    else return true;
+  }
+  return false;
 }
 
 /**
@@ -36,6 +51,7 @@ export async function currentBranch(fh: FileHandle, size: number, linkOf: (line:
   const at = new Map<string, number>();
   const parents: Array<string | null> = [];
   const starts: number[] = [];
+  const ends: number[] = [];
   let leaf: string | undefined;
   for await (const batch of forwardLines(fh, 0, size)) {
     for (const line of batch) {
@@ -44,6 +60,7 @@ export async function currentBranch(fh: FileHandle, size: number, linkOf: (line:
       if (!at.has(link.uuid)) at.set(link.uuid, parents.length);
       parents.push(link.parent);
       starts.push(line.start);
+      ends.push(line.end);
       leaf = link.uuid;
     }
   }
@@ -54,7 +71,12 @@ export async function currentBranch(fh: FileHandle, size: number, linkOf: (line:
     if (parent === null) break;
     i = at.get(parent) ?? i - 1;
   }
-  const off = new Set<number>();
-  for (let i = 0; i < parents.length; i++) if (on[i] === 0) off.add(starts[i]!);
+  // Runs of records off the branch, each one range (the lines between them are no records).
+  const off: number[] = [];
+  for (let i = 0; i < parents.length; i++) {
+    if (on[i] === 1) continue;
+    if (i > 0 && on[i - 1] === 0) off[off.length - 1] = ends[i]!;
+    else off.push(starts[i]!, ends[i]!);
+  }
   return { ...(leaf !== undefined ? { leaf } : {}), off };
 }

@@ -19,7 +19,7 @@ const HEADER = '{"version":3}';
  *
  * One line per log: its path as a JSON string, a tab (never inside a JSON string), then
  * `[ino,size,mtimeMs,scanned,complete,tail,position,index,...]`, and for a log whose records
- * form a tree (Claude Code's) a second tab and its branch `{"leaf","off":[line starts]}`. A restart only splits the
+ * form a tree (Claude Code's) a second tab and its branch `{"leaf","off":[start,end,...]}`. A restart only splits the
  * lines and keys them by path; a line is parsed when its log is first asked for, so the
  * first page decodes its own 50 counts, not 10,000 (parsing them all, 2.2 MB into 10,000
  * objects and their garbage, held a restart's first page about 45 ms). A line of the wrong
@@ -136,6 +136,6 @@ function decode(line: string): SavedCount | undefined {
 function branchOf(v: unknown): SavedCount['branch'] | null {
   if (typeof v !== 'object' || v === null) return null;
   const { leaf, off } = v as { leaf?: unknown; off?: unknown };
-  if ((leaf !== undefined && typeof leaf !== 'string') || !Array.isArray(off) || !off.every((n) => typeof n === 'number')) return null;
+  if ((leaf !== undefined && typeof leaf !== 'string') || !Array.isArray(off) || off.length % 2 !== 0 || !off.every((n) => typeof n === 'number')) return null;
   return { ...(typeof leaf === 'string' ? { leaf } : {}), off: off as number[] };
 }

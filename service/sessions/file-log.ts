@@ -4,7 +4,7 @@ import { closeSync, fstatSync, openSync } from 'node:fs';
 import { KeyedLock } from '../stores/lock.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { FORMATS, type LineContext } from '../transcripts/formats.js';
-import { currentBranch, extend, type Branch } from './branch.js';
+import { currentBranch, extend, isOff, type Branch } from './branch.js';
 import { countLine, lineEntries } from './line-entries.js';
 import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';
@@ -44,7 +44,7 @@ export interface SavedCount {
   tail: number;
   /** [line start, messages before it] */
   checkpoints: Array<[number, number]>;
-  /** The current branch (formats whose records form a tree): its leaf, and the line starts off it. */
+  /** The current branch (formats whose records form a tree): its leaf, and the byte ranges off it. */
   branch?: { leaf?: string; off: number[] };
 }
 
@@ -186,7 +186,7 @@ export class FileLogs {
     if (known) return known;
     const s = this.savedCounts?.take(path);
     if (!s) return undefined;
-    const branch = s.branch && { ...(s.branch.leaf !== undefined ? { leaf: s.branch.leaf } : {}), off: new Set(s.branch.off) };
+    const branch = s.branch && { ...(s.branch.leaf !== undefined ? { leaf: s.branch.leaf } : {}), off: s.branch.off };
     const state = { key: s.key, scanned: s.scanned, complete: s.complete, tail: s.tail, checkpoints: s.checkpoints.map(([position, index]) => ({ position, index })), ...(branch ? { branch } : {}) };
     this.states.set(path, state);
     return state;
@@ -212,7 +212,7 @@ export class FileLogs {
       const cached = this.state(path);
       if (cached && sameKey(cached.key, key)) return cached;
       const tree = FORMATS[format].link !== undefined;
-      let state = (await appendedOnly(fh, cached, key, tree)) ? grown(cached!) : fresh(key, tree ? { off: new Set() } : undefined);
+      let state = (await appendedOnly(fh, cached, key, tree)) ? grown(cached!) : fresh(key, tree ? { off: [] } : undefined);
       if (!(await scan(fh, format, state, key, true))) {
         state = fresh(key, await currentBranch(fh, key.size, FORMATS[format].link!));
         await scan(fh, format, state, key, false);
@@ -278,7 +278,7 @@ async function scan(fh: FileHandle, format: LogFormat, state: CountState, key: F
 /** Whether the line starting here is a record off the current branch (never shown). */
 function offBranch(state: CountState, start: number): boolean {
   const off = state.branch?.off;
-  return off !== undefined && off.size > 0 && off.has(start);
+  return off !== undefined && off.length > 0 && isOff(off, start);
 }
 
 function nearestCheckpoint(state: CountState, index: number): Checkpoint {
