@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import type { ChainLink } from '../transcripts/clia-chain.js';
+import { onBranch, type ChainLink } from '../transcripts/clia-chain.js';
 import { forwardLines } from './lines.js';
 
 /**
@@ -42,38 +42,27 @@ export function extend(branch: Branch, link: ChainLink | undefined): boolean {
 
 /**
  * The current branch of the whole file, read once: the chain from the newest main-chain
- * record back through `parentUuid` (a compaction's logical parent) to its root. A parent
- * the file does not hold (a record of another file, an unknown shape) is taken to be the
- * record before it in the file: what cannot be placed in the tree keeps file order. Only the
- * links are held, for as long as the read takes.
+ * record back through `parentUuid` (a compaction's logical parent) to its root (onBranch).
+ * Only the links are held, for as long as the read takes.
  */
 export async function currentBranch(fh: FileHandle, size: number, linkOf: (line: Buffer) => ChainLink | undefined): Promise<Branch> {
-  const at = new Map<string, number>();
-  const parents: Array<string | null> = [];
+  const links: ChainLink[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
-  let leaf: string | undefined;
   for await (const batch of forwardLines(fh, 0, size)) {
     for (const line of batch) {
       const link = linkOf(line.bytes);
       if (!link || link.side) continue;
-      if (!at.has(link.uuid)) at.set(link.uuid, parents.length);
-      parents.push(link.parent);
+      links.push(link);
       starts.push(line.start);
       ends.push(line.end);
-      leaf = link.uuid;
     }
   }
-  const on = new Uint8Array(parents.length);
-  for (let i = parents.length - 1; i >= 0 && on[i] === 0; ) {
-    on[i] = 1;
-    const parent = parents[i]!;
-    if (parent === null) break;
-    i = at.get(parent) ?? i - 1;
-  }
+  const on = onBranch(links);
+  const leaf = links.at(-1)?.uuid;
   // Runs of records off the branch, each one range (the lines between them are no records).
   const off: number[] = [];
-  for (let i = 0; i < parents.length; i++) {
+  for (let i = 0; i < links.length; i++) {
     if (on[i] === 1) continue;
     if (i > 0 && on[i - 1] === 0) off[off.length - 1] = ends[i]!;
     else off.push(starts[i]!, ends[i]!);

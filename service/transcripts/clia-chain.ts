@@ -66,12 +66,36 @@ function topUuid(line: Buffer, from: number): string | undefined {
 }
 
 function parsed(line: Buffer): ChainLink | undefined {
-  let record: unknown;
   try {
-    record = JSON.parse(line.toString('utf8'));
+    return linkOf(JSON.parse(line.toString('utf8')));
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Which records are on the current branch: the chain from the newest record (the last of
+ * `links`, main-chain records in file order) back through its parents to its root. A parent
+ * not among them (a record of another file, an unknown shape) is taken to be the record
+ * before: what cannot be placed keeps file order. 1 on the branch, 0 off it.
+ */
+export function onBranch(links: ReadonlyArray<Pick<ChainLink, 'uuid' | 'parent'>>): Uint8Array {
+  const at = new Map<string, number>();
+  links.forEach((link, i) => {
+    if (!at.has(link.uuid)) at.set(link.uuid, i);
+  });
+  const on = new Uint8Array(links.length);
+  for (let i = links.length - 1; i >= 0 && on[i] === 0; ) {
+    on[i] = 1;
+    const parent = links[i]!.parent;
+    if (parent === null) break;
+    i = at.get(parent) ?? i - 1;
+  }
+  return on;
+}
+
+/** A parsed record's link (records of the service's older clia record); none for bookkeeping. */
+export function linkOf(record: unknown): ChainLink | undefined {
   if (!isObject(record) || !('parentUuid' in record)) return undefined;
   const uuid = str(record.uuid);
   if (!uuid) return undefined;

@@ -74,6 +74,11 @@ beforeAll(async () => {
   // The third prompt edited (Esc twice): the abandoned turn stays, the new prompt follows the second reply.
   await writeFile(file(EDITED), recorded(EDITED) + turn(EDITED, uuidOf('Hello from the fake Anthropic API. You said: Say hello again', 'assistant'), 'Please run echo bye', 'Edited reply', 1));
   await writeFile(file(LIVE), recorded(LIVE));
+  // The service's older clia record holding the CLI's own records, with the same edit.
+  const legacy = path.join(home, 'clia-space', 'old', '.sessions');
+  await mkdir(legacy, { recursive: true });
+  const edited = (recorded('legacy-branch') + turn('legacy-branch', uuidOf('Hello from the fake Anthropic API. You said: Say hello again', 'assistant'), 'Please run echo bye', 'Edited reply', 6)).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  await writeFile(path.join(legacy, 'legacy-branch.json'), JSON.stringify({ sessionId: 'legacy-branch', updatedAt: 1, messages: edited }));
   svc = await startService({ home, env: { SPACE_CLIA_BIN: path.join(home, 'no-claude') } });
 });
 
@@ -95,6 +100,17 @@ describe('the current branch of a Claude Code session', () => {
     ]);
     expect(page.total).toBe(6);
     expect(await listedCount(EDITED)).toBe(6);
+  });
+
+  it('the service\'s own older clia record holding such records follows its current branch too', async () => {
+    expect(texts(await messages('legacy-branch')).map(([, t]) => t)).toEqual([
+      'Say hello',
+      'Hello from the fake Anthropic API. You said: Say hello',
+      'Say hello again',
+      'Hello from the fake Anthropic API. You said: Say hello again',
+      'Please run echo bye',
+      'Edited reply',
+    ]);
   });
 
   it('pages the branch by offset, and the newest page from the end, with the same ids', async () => {
