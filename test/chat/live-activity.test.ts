@@ -36,7 +36,8 @@ describe('stream_events on a clia thinking turn', () => {
     expect(events.lastIndexOf('thinking-delta')).toBeLessThan(events.indexOf('text-delta'));
     expect(textOf(sse)).toBe(recordedText('11-thinking-partial'));
     expect(events.slice(-2)).toEqual(['usage', 'done']);
-    expect(events.filter((e) => e === 'usage')).toHaveLength(1);
+    // One usage frame for its one model request (as it starts), then the turn's own before done.
+    expect(events.filter((e) => e === 'usage')).toHaveLength(2);
     expect(Object.keys(sse.named().at(-2)!.data).sort()).toEqual(['cache_read', 'cache_write', 'context', 'context_tokens', 'context_window', 'cost_usd', 'input', 'output']);
   });
 

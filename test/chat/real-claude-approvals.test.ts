@@ -125,7 +125,8 @@ describe.skipIf(!claude)('permission modes on the real claude CLI', () => {
     await sse.ended;
     const events = sse.named().map((e) => e.event);
     expect(events.slice(-2)).toEqual(['usage', 'done']);
-    expect(events.filter((e) => e === 'usage')).toHaveLength(1);
+    // A usage frame per model request (the tool call, then the answer), and the turn's own just before done.
+    expect(events.filter((e) => e === 'usage')).toHaveLength(3);
     expect(sse.named().at(-2)!.data).toMatchObject({ input: expect.any(Number), output: expect.any(Number), cache_read: expect.any(Number), cache_write: expect.any(Number), cost_usd: expect.any(Number), context_window: 1000000, context_tokens: expect.any(Number) });
     expect(sse.named().at(-2)!.data.context_tokens).toBeGreaterThan(0);
     const call = sse.named().find((e) => e.event === 'tool-call')!;

@@ -67,7 +67,10 @@ describe.skipIf(!claude)('the real claude CLI: context, limits, budgets', () => 
     expect(context.used_tokens).not.toBe(total);
     expect(context.percent).toBe(Math.round((last / 1_000_000) * 1000) / 10);
     // The stream's usage frame carries the same object (its totals add, its context is the last request).
-    const usage = sse.named().find((e) => e.event === 'usage')!.data;
+    const frames = sse.named().filter((e) => e.event === 'usage').map((e) => e.data);
+    // One frame per model request as it is made (context replaces, totals add), then the turn's.
+    expect(frames.slice(0, -1).map((f) => f.context.used_tokens)).toEqual(calls.map((c) => sum(c.usage as unknown as InputUsage)));
+    const usage = frames.at(-1)!;
     expect(usage.context).toMatchObject({ used_tokens: last, window_tokens: 1_000_000, basis: 'last_request' });
     expect(usage.input + usage.cache_read + usage.cache_write).toBe(total);
   });
@@ -77,7 +80,7 @@ describe.skipIf(!claude)('the real claude CLI: context, limits, budgets', () => 
     compacted = true;
     try {
       const { sse } = await chat.turn({ text: 'Say hello after a compaction', session_id: sessionId, stream_events: 'full' });
-      expect(sse.named().find((e) => e.event === 'usage')!.data.context.used_tokens).toBe(3_050);
+      expect(sse.named().filter((e) => e.event === 'usage').at(-1)!.data.context.used_tokens).toBe(3_050);
     } finally {
       compacted = false;
     }

@@ -66,8 +66,11 @@ describe.skipIf(!codex)('the real codex: context and limits', () => {
     const context = (await chat.get(`/api/sessions/${sessionId}`)).json().context;
     expect(context).toMatchObject({ used_tokens: calls.at(-1)!.totalTokens, window_tokens: expect.any(Number), basis: 'last_request' });
     expect(context.used_tokens).not.toBe(calls.reduce((n, c) => n + c.totalTokens!, 0));
-    expect(context.window_tokens).toBe(sse.named().find((e) => e.event === 'usage')!.data.context_window);
-    expect(sse.named().find((e) => e.event === 'usage')!.data.context).toMatchObject({ used_tokens: calls.at(-1)!.totalTokens });
+    const frames = sse.named().filter((e) => e.event === 'usage').map((e) => e.data);
+    // One frame per model request as codex reports it (context replaces), then the turn's.
+    expect(frames.slice(0, -1).map((f) => f.context.used_tokens)).toEqual(calls.map((c) => c.totalTokens));
+    expect(context.window_tokens).toBe(frames.at(-1)!.context_window);
+    expect(frames.at(-1)!.context).toMatchObject({ used_tokens: calls.at(-1)!.totalTokens });
 
     const entry = await clibLimits();
     expect(entry.windows).toEqual([

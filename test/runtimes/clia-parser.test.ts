@@ -93,7 +93,12 @@ describe('clia stdout parser, on every recorded run', () => {
 
   it('a tool turn: the call, its result, and the two messages set apart', () => {
     const { events } = parse('03-resume-tool-bash');
-    expect(events.filter((e) => e.type !== 'text' && e.type !== 'usage' && e.type !== 'limits')).toEqual([
+    // Each model request's size as it starts (message_start: input + cache creation + cache read).
+    expect(events.filter((e) => e.type === 'context')).toEqual([
+      { type: 'context', usedTokens: 12230, model: 'claude-opus-5-5' },
+      { type: 'context', usedTokens: 12308, model: 'claude-opus-5-5' },
+    ]);
+    expect(events.filter((e) => e.type !== 'text' && e.type !== 'usage' && e.type !== 'limits' && e.type !== 'context')).toEqual([
       { type: 'tool-call', id: 'toolu_01dIVO3GQRh6-Hwy_aMCJfg1', name: 'Bash', input: { command: 'echo hi', description: 'Print hi' } },
       { type: 'tool-result', id: 'toolu_01dIVO3GQRh6-Hwy_aMCJfg1', output: 'hi', isError: false },
     ]);
