@@ -122,5 +122,5 @@ describe.skipIf(!openclaw)('runtimea plan limits from the real gateway', () => {
     expect((await entry()).windows).toHaveLength(3);
     expect(usageAsks.length).toBe(asks);
     expect(events.named().filter((ev) => ev.event === 'limits-changed' && ev.data.runtime === 'runtimea').length).toBe(changes);
-  }, 180_000);
+  }, 240_000);
 });
