@@ -66,11 +66,13 @@ describe.skipIf(!codex)('the real codex: context and limits', () => {
     const context = (await chat.get(`/api/sessions/${sessionId}`)).json().context;
     expect(context).toMatchObject({ used_tokens: calls.at(-1)!.totalTokens, window_tokens: expect.any(Number), basis: 'last_request' });
     expect(context.used_tokens).not.toBe(calls.reduce((n, c) => n + c.totalTokens!, 0));
+    // With full events, a usage frame per model request (its context is that request's size,
+    // never a running sum, against the model's window), then the turn's frame before its end.
     const frames = sse.named().filter((e) => e.event === 'usage').map((e) => e.data);
-    // One frame per model request as codex reports it (context replaces), then the turn's.
-    expect(frames.slice(0, -1).map((f) => f.context.used_tokens)).toEqual(calls.map((c) => c.totalTokens));
+    expect(frames.map((f) => f.context.used_tokens)).toEqual([...calls.map((c) => c.totalTokens), calls.at(-1)!.totalTokens]);
+    expect(frames.every((f) => f.context.window_tokens === context.window_tokens && f.context.basis === 'last_request')).toBe(true);
+    expect(sse.named().slice(-2).map((e) => e.event)).toEqual(['usage', 'done']);
     expect(context.window_tokens).toBe(frames.at(-1)!.context_window);
-    expect(frames.at(-1)!.context).toMatchObject({ used_tokens: calls.at(-1)!.totalTokens });
 
     const entry = await clibLimits();
     expect(entry.windows).toEqual([

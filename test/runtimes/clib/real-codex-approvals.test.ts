@@ -134,7 +134,7 @@ describe.skipIf(!codex)('permission modes on the real codex', () => {
     // The fake's reasoning summary, streamed as thinking before the command.
     const thinking = sse.named().filter((e) => e.event === 'thinking-delta').map((e) => e.data.text).join('');
     expect(thinking).toBe('**Running a command**\n\nI will run a shell command to answer.**Answering**\n\nA short greeting is enough.');
-    // A usage frame per model request (the tool call, then the answer), and the turn's own just before done.
+    // A usage frame per model request (the command's, the answer's), then the turn's.
     expect(events.filter((e) => e === 'usage')).toHaveLength(3);
     expect(events.slice(-2)).toEqual(['usage', 'done']);
     const usage = sse.named().at(-2)!.data;
