@@ -17,7 +17,8 @@ export interface Subagent {
   started_at: string;
 }
 
-const AGENT_FILE = /^agent-([A-Za-z0-9_-]{1,128})\.jsonl$/;
+/** A sub-agent's transcript file (its sidecar is `agent-<id>.meta.json`). */
+export const AGENT_FILE = /^agent-([A-Za-z0-9_-]{1,128})\.jsonl$/;
 
 /**
  * Claude Code writes each sub-agent's transcript apart (docs/history.md):
@@ -59,7 +60,7 @@ function agentLog(dir: string, id: string): LogRef {
 }
 
 /** `<key>/<sessionId>/subagents` beside Claude Code's own file of the session. */
-function subagentsDir(view: SessionView): string | undefined {
+export function subagentsDir(view: SessionView): string | undefined {
   const own = view.records.find((r) => r.source === 'clia-home' && r.log?.kind === 'file');
   return own?.log?.kind === 'file' ? `${own.log.path.slice(0, -'.jsonl'.length)}/subagents` : undefined;
 }

@@ -18,6 +18,11 @@ import { looksWhole } from './quick.js';
  *   its last `total_token_usage`); read from the middle, without an earlier total, its
  *   `last_token_usage`. Input includes cached input and cache writes: input here is without
  *   them, cached input is `cacheRead`, cache writes `cacheWrite`.
+ * - a sub-agent's rollout (`session_meta.source.subagent.thread_spawn.parent_thread_id`, or a
+ *   fork's `forked_from_id`) first replays its parent's history with the parent's token
+ *   counts: those are the parent's usage. They only set the running total, until the child's
+ *   own turn starts (event_msg `task_started`, or `inter_agent_communication_metadata`
+ *   with `trigger_turn: true`); what the counts grow by after that is the child's.
  * Ids are the line's byte offset (`@<offset>`), as for the service's clib logs.
  */
 export function normalizeClibRollout(record: unknown, ctx: LineContext): LogEntry[] {
@@ -31,11 +36,25 @@ export function normalizeClibRollout(record: unknown, ctx: LineContext): LogEntr
     case 'turn_context':
       if (ctx.memo && typeof payload.model === 'string') ctx.memo.model = payload.model;
       return [];
+    case 'session_meta':
+      if (ctx.memo && parentOf(payload)) ctx.memo.replay = true;
+      return [];
+    case 'inter_agent_communication_metadata':
+    case 'inter_agent_communication':
+      if (ctx.memo && payload.trigger_turn === true) ctx.memo.replay = false;
+      return [];
     case 'event_msg':
+      if (ctx.memo && payload.type === 'task_started') ctx.memo.replay = false;
       return payload.type === 'token_count' ? tokenCount(payload, time, ctx) : [];
     default:
       return [];
   }
+}
+
+/** The thread a rollout was spawned or forked from: it replays that thread's history first. */
+export function parentOf(meta: Json): string | undefined {
+  const spawn = asObject(asObject(asObject(meta.source)?.subagent)?.thread_spawn);
+  return str(spawn?.parent_thread_id) || str(meta.forked_from_id) || undefined;
 }
 
 /** Context Codex sends as a user message before the user's own. */
@@ -104,6 +123,8 @@ function tokenCount(payload: Json, time: string | undefined, ctx: LineContext): 
   if (!total && !last) return [];
   const before = ctx.memo?.total as Tokens | undefined;
   if (ctx.memo && total) ctx.memo.total = total;
+  // The parent's counts, replayed: the running total only.
+  if (ctx.memo?.replay === true) return [];
   const spent = before && total ? minus(total, before) : before ? undefined : (last ?? total);
   if (!spent || spent.input + spent.output + spent.cached + spent.written === 0) return [];
   const model = typeof ctx.memo?.model === 'string' ? ctx.memo.model : undefined;

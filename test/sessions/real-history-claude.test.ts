@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
@@ -117,7 +117,18 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
     }
   });
 
-  it.skipIf(!ccusage)('usage counts it as ccusage does, per day and per model, to the token', async () => {
+  it.skipIf(!ccusage)('usage counts it as ccusage does, per day and per model, to the token, with a sub-agent on its own model', async () => {
+    // A second terminal session whose sub-agent runs on another model: its transcript is apart
+    // (<session>/subagents/agent-*.jsonl); its tokens are the parent session's.
+    await terminalClaude(['-p', 'delegate to haiku count the harbour stars']);
+    let parent: any;
+    await eventually(async () => {
+      parent = (await terminalSessions()).find((s) => s.title === 'delegate to haiku count the harbour stars');
+      expect(parent).toBeDefined();
+    }, 5000);
+    const subagentModel = String(fake.requests.find((r) => JSON.stringify(r.body?.messages ?? []).includes('Sub-task: count the harbour stars'))?.body.model);
+    expect(subagentModel).toMatch(/haiku/);
+    await cp(path.join(chat.home, '.claude'), '/tmp/j33b-claude', { recursive: true });
     const ran = spawnSync(ccusage!, ['claude', 'daily', '--json', '--offline', '--timezone', 'UTC'], { env: { PATH: process.env.PATH, HOME: chat.home }, encoding: 'utf8' });
     expect(ran.status, ran.stderr).toBe(0);
     const cc = JSON.parse(ran.stdout);
@@ -129,14 +140,19 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
     expect(ours.by_model.map((m: any) => [m.model, m.tokens_in, m.tokens_out, m.cache_read, m.cache_write]).sort()).toEqual(
       [...models.values()].map((m) => [m.modelName, m.inputTokens, m.outputTokens, m.cacheReadTokens, m.cacheCreationTokens]).sort(),
     );
-    expect(ours.by_session.map((s: any) => s.session_id)).toEqual([id]);
+    expect(ours.by_model.map((m: any) => m.model)).toContain(subagentModel);
+    expect(ours.by_session.map((s: any) => s.session_id).sort()).toEqual([id, parent.session_id].sort());
+    // The sub-agent's model is counted in its parent session only.
+    const sub = ours.by_model.find((m: any) => m.model === subagentModel);
+    const own = ours.by_session.find((s: any) => s.session_id === parent.session_id);
+    expect(own.tokens_total).toBeGreaterThan(sub.tokens_in + sub.tokens_out + sub.cache_read + sub.cache_write);
   });
 
   it('a session the service ran is listed once, as the service\'s', async () => {
     const { sessionId } = await chat.turn({ text: 'Say hello through the app', agent_name: 'clia_code' });
     const all = (await chat.get('/api/sessions?limit=1000')).json().sessions;
     expect(all.filter((s: any) => s.session_id === sessionId)).toEqual([expect.objectContaining({ origin: 'space', title: 'Say hello through the app' })]);
-    expect((await terminalSessions()).map((s) => s.session_id)).toEqual([id]);
+    expect((await terminalSessions()).map((s) => s.session_id)).not.toContain(sessionId);
   });
 
   it('a session with a sub-agent (the model starts the CLI\'s Agent tool): the sub-agent is listed and its messages answer', async () => {
