@@ -60,7 +60,7 @@ function agentLog(dir: string, id: string): LogRef {
 }
 
 /** `<key>/<sessionId>/subagents` beside Claude Code's own file of the session. */
-export function subagentsDir(view: SessionView): string | undefined {
+function subagentsDir(view: SessionView): string | undefined {
   const own = view.records.find((r) => r.source === 'clia-home' && r.log?.kind === 'file');
   return own?.log?.kind === 'file' ? `${own.log.path.slice(0, -'.jsonl'.length)}/subagents` : undefined;
 }
