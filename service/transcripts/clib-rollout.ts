@@ -18,11 +18,13 @@ import { looksWhole } from './quick.js';
  *   its last `total_token_usage`); read from the middle, without an earlier total, its
  *   `last_token_usage`. Input includes cached input and cache writes: input here is without
  *   them, cached input is `cacheRead`, cache writes `cacheWrite`.
- * - a sub-agent's rollout (`session_meta.source.subagent.thread_spawn.parent_thread_id`, or a
- *   fork's `forked_from_id`) first replays its parent's history with the parent's token
- *   counts: those are the parent's usage. They only set the running total, until the child's
- *   own turn starts (event_msg `task_started`, or `inter_agent_communication_metadata`
- *   with `trigger_turn: true`); what the counts grow by after that is the child's.
+ * - a sub-agent's rollout (`session_meta.source.subagent.thread_spawn.parent_thread_id`)
+ *   first replays its parent's history (the parent's `session_meta`, turns and
+ *   `task_started`s, rewritten to the spawn's instant; some Codex versions with the parent's
+ *   token counts): counts there are the parent's and only set the running total. The replay
+ *   ends where the child's own records start: its `thread_settings_applied` event, or the
+ *   `inter_agent_communication_metadata` (formerly `inter_agent_communication`) with
+ *   `trigger_turn: true` that starts its turn (0.169.0 writes both, in that order).
  * Ids are the line's byte offset (`@<offset>`), as for the service's clib logs.
  */
 export function normalizeClibRollout(record: unknown, ctx: LineContext): LogEntry[] {
@@ -37,24 +39,25 @@ export function normalizeClibRollout(record: unknown, ctx: LineContext): LogEntr
       if (ctx.memo && typeof payload.model === 'string') ctx.memo.model = payload.model;
       return [];
     case 'session_meta':
-      if (ctx.memo && parentOf(payload)) ctx.memo.replay = true;
+      // The first is the rollout's own; a sub-agent's replay starts with its parent's.
+      if (ctx.memo && ctx.memo.replay === undefined) ctx.memo.replay = spawnedBy(payload) !== undefined;
       return [];
     case 'inter_agent_communication_metadata':
     case 'inter_agent_communication':
       if (ctx.memo && payload.trigger_turn === true) ctx.memo.replay = false;
       return [];
     case 'event_msg':
-      if (ctx.memo && payload.type === 'task_started') ctx.memo.replay = false;
+      if (ctx.memo && payload.type === 'thread_settings_applied') ctx.memo.replay = false;
       return payload.type === 'token_count' ? tokenCount(payload, time, ctx) : [];
     default:
       return [];
   }
 }
 
-/** The thread a rollout was spawned or forked from: it replays that thread's history first. */
-export function parentOf(meta: Json): string | undefined {
+/** The thread that spawned a sub-agent's rollout (its `session_meta`): it replays that thread's history first. */
+export function spawnedBy(meta: Json): string | undefined {
   const spawn = asObject(asObject(asObject(meta.source)?.subagent)?.thread_spawn);
-  return str(spawn?.parent_thread_id) || str(meta.forked_from_id) || undefined;
+  return str(spawn?.parent_thread_id) || undefined;
 }
 
 /** Context Codex sends as a user message before the user's own. */

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,5 +118,70 @@ describe('sub-agents in usage', () => {
     expect(ours.by_model.map((m: any) => [m.model, m.tokens_in, m.tokens_out, m.cache_read, m.cache_write]).sort()).toEqual(
       [...models.values()].map((m) => [m.modelName, m.inputTokens, m.outputTokens, m.cacheReadTokens, m.cacheCreationTokens]).sort(),
     );
+  });
+});
+
+/**
+ * A Codex sub-agent's rollout, as the real codex 0.169.0 wrote it (`codex exec resume` of a
+ * session whose model, the fake Responses API, called `spawn_agent`; see the real-program lane
+ * in test/sessions/real-history-codex.test.ts): it replays its parent's history before its own
+ * turn. 0.169.0 replays no token counts; Codex versions that do (research part A1b, ccusage
+ * #1349) are stood in for by the same file with the parent's count put into its replay.
+ */
+const PARENT = '01a225e4-407e-7cb0-bb25-6cd78701f2d3';
+const CHILD = '01a225e4-442a-76d0-a952-bd66079aa633';
+const ROLLOUTS = path.join(FIXTURES, 'clib-subagent');
+const rolloutName = (id: string): string => (id === PARENT ? `rollout-2026-11-29T06-00-45-${PARENT}.jsonl` : `rollout-2026-11-29T06-00-46-${CHILD}.jsonl`);
+
+/** A rollout's last total_token_usage. */
+async function lastTotal(file: string): Promise<{ input_tokens: number; output_tokens: number }> {
+  const counts = (await readFile(file, 'utf8')).split('\n').filter((l) => l.includes('"type":"token_count"'));
+  return JSON.parse(counts.at(-1)!).payload.info.total_token_usage;
+}
+
+describe('Codex sub-agent rollouts in usage', () => {
+  let codexHome: string;
+  let codexSvc: TestService;
+  const dayDir = (): string => path.join(codexHome, '.codex', 'sessions', '2026', '11', '29');
+  const tokensOf = async (): Promise<Map<string, number>> => new Map((await (await codexSvc.get('/api/usage?days=3650')).json()).by_session.map((s: any) => [s.session_id, s.tokens_total]));
+
+  beforeAll(async () => {
+    codexHome = await mkdtemp(path.join(os.tmpdir(), 'usage-codex-subagents-'));
+    await mkdir(dayDir(), { recursive: true });
+    for (const id of [PARENT, CHILD]) await copyFile(path.join(ROLLOUTS, rolloutName(id)), path.join(dayDir(), rolloutName(id)));
+    codexSvc = await startService({ home: codexHome });
+  });
+  afterAll(async () => {
+    await codexSvc?.close();
+    await rm(codexHome, { recursive: true, force: true });
+  });
+
+  it('each rollout counts its own last total_token_usage (0.169.0 replays no counts)', async () => {
+    const tokens = await tokensOf();
+    for (const id of [PARENT, CHILD]) {
+      const last = await lastTotal(path.join(ROLLOUTS, rolloutName(id)));
+      expect(tokens.get(id), id).toBe(last.input_tokens + last.output_tokens);
+    }
+  });
+
+  it('a replay that carries the parent\'s token counts adds none of them to the sub-agent', async () => {
+    const before = await tokensOf();
+    const parentLines = (await readFile(path.join(ROLLOUTS, rolloutName(PARENT)), 'utf8')).split('\n');
+    const lines = (await readFile(path.join(ROLLOUTS, rolloutName(CHILD)), 'utf8')).trimEnd().split('\n');
+    // The parent's counts up to the spawn, rewritten to the replay's instant, before the replayed turn's abort.
+    const replayed = parentLines.filter((l) => l.includes('"type":"token_count"')).slice(0, 2).map((l) => ({ ...JSON.parse(l), timestamp: JSON.parse(lines[1]!).timestamp }));
+    const aborted = lines.findIndex((l) => l.includes('"type":"turn_aborted"'));
+    expect(aborted).toBeGreaterThan(1);
+    lines.splice(aborted, 0, ...replayed.map((r) => JSON.stringify(r)));
+    // And one more turn of the child's own, of 100 input tokens (so the new file is seen read).
+    const own = JSON.parse(lines.filter((l) => l.includes('"type":"token_count"')).at(-1)!);
+    own.payload.info.total_token_usage.input_tokens += 100;
+    own.payload.info.last_token_usage = { ...own.payload.info.last_token_usage, input_tokens: 100, output_tokens: 0 };
+    lines.push(JSON.stringify(own));
+    const file = path.join(dayDir(), rolloutName(CHILD));
+    await writeFile(`${file}.tmp`, `${lines.join('\n')}\n`);
+    await rename(`${file}.tmp`, file);
+    // A request checks the logs it read against the disk (another inode: read again from the start).
+    await eventually(async () => expect(await tokensOf()).toEqual(new Map([...before].map(([id, n]) => [id, id === CHILD ? n + 100 : n]))), 5000);
   });
 });
