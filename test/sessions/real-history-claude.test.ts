@@ -56,6 +56,17 @@ const userTexts = (body: any): string[] =>
 
 const terminalSessions = (): Promise<any[]> => lane.terminalSessions(chat);
 
+/** `claude -p <prompt>` in the terminal, and its session once listed (titled by the prompt). */
+async function ranInTerminal(prompt: string): Promise<any> {
+  await terminalClaude(['-p', prompt]);
+  let listed: any;
+  await eventually(async () => {
+    listed = (await terminalSessions()).find((s) => s.title === prompt);
+    expect(listed).toBeDefined();
+  }, 5000);
+  return listed;
+}
+
 describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
   let id: string;
 
@@ -121,12 +132,7 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
   it.skipIf(!ccusage)('usage counts it as ccusage does, per day and per model, to the token, with a sub-agent on its own model', async () => {
     // A second terminal session whose sub-agent runs on another model: its transcript is apart
     // (<session>/subagents/agent-*.jsonl); its tokens are the parent session's.
-    await terminalClaude(['-p', 'delegate to haiku count the harbour stars']);
-    let parent: any;
-    await eventually(async () => {
-      parent = (await terminalSessions()).find((s) => s.title === 'delegate to haiku count the harbour stars');
-      expect(parent).toBeDefined();
-    }, 5000);
+    const parent = await ranInTerminal('delegate to haiku count the harbour stars');
     const subagentModel = String(fake.requests.find((r) => Array.isArray(r.body?.messages) && userTexts(r.body)[0] === 'Sub-task: count the harbour stars')?.body.model);
     expect(subagentModel).toMatch(/haiku/);
     const ran = spawnSync(ccusage!, ['claude', 'daily', '--json', '--offline', '--timezone', 'UTC'], { env: { PATH: process.env.PATH, HOME: chat.home }, encoding: 'utf8' });
@@ -156,12 +162,7 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
   });
 
   it('a session with a sub-agent (the model starts the CLI\'s Agent tool): the sub-agent is listed and its messages answer', async () => {
-    await terminalClaude(['-p', 'delegate say hi from below']);
-    let parent: any;
-    await eventually(async () => {
-      parent = (await terminalSessions()).find((s) => s.title === 'delegate say hi from below');
-      expect(parent).toBeDefined();
-    }, 5000);
+    const parent = await ranInTerminal('delegate say hi from below');
     const { messages } = (await chat.get(`/api/messages/${parent.session_id}?limit=1000`)).json();
     const call = messages.find((m: any) => m.tool_call?.name === 'Agent')?.tool_call;
     expect(call).toMatchObject({ input: { description: 'Delegated task', prompt: 'Sub-task: say hi from below' } });
