@@ -18,6 +18,7 @@ const HEAD_BYTES = 16_384;
 const SESSION_ID = /"sessionId":"([^"]{1,128})"/;
 
 type Listing = { mtimeMs: number; files: string[] };
+type ProjectListing = { mtimeMs: number; names: Set<string> };
 
 /**
  * Claude Code writes each sub-agent's transcript apart (docs/history.md):
@@ -27,23 +28,28 @@ type Listing = { mtimeMs: number; files: string[] };
  * Only terminal sessions read from Claude Code's own file have them here: a session the
  * service ran counts its turns from its `result` lines, which cover its sub-agents' calls.
  *
- * A session's folder is listed again only when its file changed (the parent writes the
- * Agent tool's result after its sub-agent ends), a project folder when its mtime changed (a
- * file was added): an unchanged history costs a stat per project.
+ * A project folder is listed again when its mtime changed (an entry came or went); a
+ * session's `subagents/` only when the session has a folder and its file changed (the parent
+ * writes the Agent tool's result after its sub-agent ends): an unchanged history costs a stat
+ * per project.
  */
 export class SubagentLogs {
   private listed = new Map<string, Listing>();
-  private projects = new Map<string, Listing>();
+  /** Project folders' entries: which sessions have a folder, and the legacy transcripts. */
+  private projects = new Map<string, ProjectListing>();
   /** Legacy transcripts' sessions, by path (a file's first record does not change). */
-  private readonly legacyOwner = new Map<string, string | undefined>();
+  private legacyOwner = new Map<string, string | undefined>();
 
   async of(views: readonly SessionView[], parentId: (view: SessionView) => string): Promise<SubagentLog[]> {
     const parents = views.flatMap((v) => {
       const file = ownFile(v);
       return file ? [{ v, file }] : [];
     });
+    const projects = await this.listProjects(parents.map((p) => path.dirname(p.file)));
     const next = new Map<string, Listing>();
     const lists = await mapLimited(parents, LIST_CONCURRENCY, async ({ v, file }) => {
+      // Most sessions have no folder of their own: no readdir for them.
+      if (!projects.get(path.dirname(file))!.names.has(path.basename(file, '.jsonl'))) return [];
       const dir = `${file.slice(0, -'.jsonl'.length)}/subagents`;
       const known = this.listed.get(dir);
       const entry = known && known.mtimeMs === v.updatedAtMs ? known : { mtimeMs: v.updatedAtMs, files: await agentFiles(dir) };
@@ -51,29 +57,32 @@ export class SubagentLogs {
       return entry.files;
     });
     this.listed = next;
-    const legacy = await this.legacyFiles(parents.map((p) => path.dirname(p.file)));
+    const legacy = await this.legacyFiles(projects);
     return parents.flatMap(({ v }, i) => [...lists[i]!, ...(legacy.get(v.id) ?? [])].map((file) => subagentLog(v, file, parentId(v))));
   }
 
-  /** `<key>/agent-*.jsonl` of these project folders, by the session their records name. */
-  private async legacyFiles(dirs: string[]): Promise<Map<string, string[]>> {
-    const next = new Map<string, Listing>();
+  /** The entries of these project folders, listed again when a folder's mtime changed (an entry came or went). */
+  private async listProjects(dirs: string[]): Promise<Map<string, ProjectListing>> {
+    const next = new Map<string, ProjectListing>();
     await mapLimited([...new Set(dirs)], LIST_CONCURRENCY, async (dir) => {
       const mtimeMs = (await stat(dir).catch(() => undefined))?.mtimeMs ?? 0;
       const known = this.projects.get(dir);
-      const files = known && known.mtimeMs === mtimeMs ? known.files : (await readdir(dir).catch(() => [] as string[])).filter((n) => AGENT_FILE.test(n)).map((n) => path.join(dir, n));
-      next.set(dir, { mtimeMs, files });
+      next.set(dir, known && known.mtimeMs === mtimeMs ? known : { mtimeMs, names: new Set(await readdir(dir).catch(() => [] as string[])) });
     });
     this.projects = next;
-    const bySession = new Map<string, string[]>();
-    const files = [...next.values()].flatMap((l) => l.files);
+    return next;
+  }
+
+  /** `<key>/agent-*.jsonl` of the project folders, by the session their records name. */
+  private async legacyFiles(projects: Map<string, ProjectListing>): Promise<Map<string, string[]>> {
+    const files = [...projects].flatMap(([dir, l]) => [...l.names].filter((n) => AGENT_FILE.test(n)).sort().map((n) => path.join(dir, n)));
+    const owners = new Map<string, string | undefined>();
     await mapLimited(files, LIST_CONCURRENCY, async (file) => {
-      if (!this.legacyOwner.has(file)) this.legacyOwner.set(file, await sessionOf(file));
-      const owner = this.legacyOwner.get(file);
-      if (owner !== undefined) bySession.set(owner, [...(bySession.get(owner) ?? []), file]);
+      owners.set(file, this.legacyOwner.has(file) ? this.legacyOwner.get(file) : await sessionOf(file));
     });
-    for (const file of this.legacyOwner.keys()) if (!files.includes(file)) this.legacyOwner.delete(file);
-    for (const list of bySession.values()) list.sort();
+    this.legacyOwner = owners;
+    const bySession = new Map<string, string[]>();
+    for (const [file, owner] of owners) if (owner !== undefined) bySession.set(owner, [...(bySession.get(owner) ?? []), file]);
     return bySession;
   }
 }
