@@ -29,7 +29,10 @@ export async function sweptFolders(config: Config): Promise<string[]> {
   const folders = [paths.runtimeaDir, path.dirname(paths.stateFile), paths.uploads];
   const envFile = await activeEnvFile(config).catch(() => undefined);
   if (envFile) folders.push(path.dirname(envFile));
-  const [clia, clib, projects] = await Promise.all([subfolders(paths.cliaSpace), subfolders(path.join(home, 'clib-space')), subfolders(projectsRoot)]);
+  const checkpoints = config.checkpoints.dir;
+  folders.push(checkpoints, path.join(checkpoints, 'turns'));
+  const [clia, clib, projects, stores] = await Promise.all([subfolders(paths.cliaSpace), subfolders(path.join(home, 'clib-space')), subfolders(projectsRoot), subfolders(path.join(checkpoints, 'stores'))]);
+  for (const store of stores) folders.push(path.join(checkpoints, 'stores', store));
   for (const agent of clia) folders.push(path.join(paths.cliaSpace, agent, 'sessions'));
   for (const agent of clib) folders.push(path.join(home, 'clib-space', agent, 'sessions'));
   for (const project of projects) folders.push(path.join(projectsRoot, project, '.space', 'sessions'));

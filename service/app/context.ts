@@ -19,6 +19,7 @@ import { Supervisor } from '../process/supervisor.js';
 import { createRuntimes } from '../runtimes/registry.js';
 import type { AgentName, Runtime, RuntimeEvent } from '../runtimes/runtime.js';
 import { RuntimeaGateway } from '../runtimes/runtimea/gateway.js';
+import type { RuntimeaRuntime } from '../runtimes/runtimea/runtime.js';
 import { SentAttachments } from '../runtimes/runtimea/sent-attachments.js';
 import { historyRoots } from '../sessions/history-roots.js';
 import { HistorySwitch } from '../sessions/history-switch.js';
@@ -26,6 +27,7 @@ import { TerminalSessions } from '../sessions/terminal-resume.js';
 import { SessionIndex } from '../sessions/session-index.js';
 import { UsageService } from '../usage/usage.js';
 import { compactionWatch } from '../chat/compaction.js';
+import { RuntimeaUsage } from '../limits/runtimea-usage.js';
 import { LimitsStore } from '../limits/store.js';
 import { limitsToEvents } from '../limits/events.js';
 import { Budgets } from '../budgets/budgets.js';
@@ -72,6 +74,8 @@ export interface ServiceContext extends Core {
   readonly usage: UsageService;
   /** The programs' plan limits as their turns reported them (docs/limits.md). */
   readonly limits: LimitsStore;
+  /** runtimea's plan windows, asked of its gateway (usage.status). */
+  readonly runtimeaLimits: RuntimeaUsage;
   /** Spend budgets over the usage figures (docs/limits.md). */
   readonly budgets: Budgets;
   readonly startedAt: Date;
@@ -106,10 +110,14 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const runtimeaAttachments = new SentAttachments(config.paths.runtimeaAttachmentsDir);
   const runtimes = createRuntimes({ ...core, runtimeaGateway, runtimeaAttachments });
   const limits = new LimitsStore(limitsToEvents((event, data) => events.publish(event, data)));
+  const runtimeaLimits = new RuntimeaUsage(limits, async () => (runtimes.get('runtimea') as Partial<RuntimeaRuntime> | undefined)?.usageStatus?.(), log);
   const usage = new UsageService({ ...core, sessions, foreground, auth, upstream });
   const budgets = new Budgets(path.join(path.dirname(config.paths.stateFile), 'budgets.json'), { usage: usage.store, sessions }, (event, data) => events.publish(event, data));
   const watches = [
-    { event: (e: RuntimeEvent, t: { agentName: AgentName }) => limits.observe(t.agentName, e) },
+    {
+      event: (e: RuntimeEvent, t: { agentName: AgentName }) => limits.observe(t.agentName, e),
+      ended: (t: { agentName: AgentName }) => void (t.agentName === 'runtimea' && runtimeaLimits.refresh()),
+    },
     compactionWatch(events),
     { refuse: (t: { agentName: string; agentId: string | null }) => budgets.refuse(t), ended: () => void budgets.list().catch((err: unknown) => log.warn({ err: String(err) }, 'budgets: not evaluated')) },
   ];
@@ -138,6 +146,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
     historySwitch,
     usage,
     limits,
+    runtimeaLimits,
     budgets,
     startedAt: new Date(),
     port: state.port,

@@ -55,6 +55,8 @@ export class ChatEngine {
   /** Follow-ups whose stream is open and whose place has not come yet (GET /api/chat/active: `waiting`). */
   private readonly inLine = new Set<TurnRun>();
   private readonly permissions: PermissionRegistry;
+  /** The context windows each runtime's program stated, by model (for the per-request usage frames). */
+  private readonly windows = new Map<Runtime['name'], Map<string | undefined, number>>();
 
   constructor(private readonly ctx: ChatDeps) {
     this.limits = new TurnLimits(ctx.config.chat.maxTurns);
@@ -198,6 +200,7 @@ export class ChatEngine {
         this.untrack(pending);
       },
       streamEvents: pending.streamEvents,
+      windows: this.windowsOf(pending.runtime.name),
       about: { agentName: pending.runtime.name, agentId: pending.agentId },
       // `auto` asks nothing: the runtime declines what needs approval, as the spec's service does.
       ...(pending.permissionMode === 'auto' ? {} : { permissions: this.permissions }),
@@ -227,6 +230,12 @@ export class ChatEngine {
    * The project a session's turns run for: its running turn's, else the one
    * GET /api/sessions shows (a runtimea resume's adapter does not name one).
    */
+  private windowsOf(runtime: Runtime['name']): Map<string | undefined, number> {
+    let known = this.windows.get(runtime);
+    if (!known) this.windows.set(runtime, (known = new Map()));
+    return known;
+  }
+
   private async sessionAgentId(sessionId: string): Promise<string | null> {
     for (const pending of this.bySession.get(sessionId) ?? []) if (pending.agentId !== null) return pending.agentId;
     return (await this.ctx.sessions.get(sessionId).catch(() => undefined))?.agentId ?? null;

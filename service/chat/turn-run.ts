@@ -37,6 +37,12 @@ export interface TurnRunOptions {
   about?: { agentName: string; agentId: string | null };
   /** A request of the turn now waits for the client's decision (the event channel's `permission-needed`). */
   onPermissionRequest?: ((request: PermissionRequestData) => void) | undefined;
+  /**
+   * The context windows the runtime's program stated, by model, shared by its turns: Claude
+   * Code states a model's window only at a turn's end, so a request's frame takes it from an
+   * earlier turn (absent on the first: `window_tokens` null).
+   */
+  windows?: Map<string | undefined, number>;
   /** Sees every runtime event as it comes, with the turn's session (limits, context). */
   onEvent?: ((event: RuntimeEvent, sessionId: string | null) => void) | undefined;
 }
@@ -58,8 +64,6 @@ export class TurnRun {
   private wake: { promise: Promise<void>; resolve: () => void } = signal();
   private markEnded!: () => void;
   private readonly usages: TurnUsage[] = [];
-  /** Windows the turn's events stated, by model (clia states them only at the turn's end). */
-  private readonly windows = new Map<string | undefined, number>();
   readonly startedAt = new Date();
   readonly about: { agentName: string; agentId: string | null } | undefined;
 
@@ -143,7 +147,7 @@ export class TurnRun {
     const settled: RuntimeEvent = event.type === 'error' && this.aborted ? { type: 'done', finishReason: 'aborted' } : event;
     const full = this.options.streamEvents === 'full';
     if (event.type === 'usage') this.usages.push(event.usage);
-    if (event.type === 'usage' && event.usage.contextWindow !== undefined) this.windows.set(event.usage.model, event.usage.contextWindow);
+    if (event.type === 'usage' && event.usage.contextWindow !== undefined) this.options.windows?.set(event.usage.model, event.usage.contextWindow);
     // Beyond the spec: with `full`, a `usage` frame per model request (its context; the totals so far).
     if (full && event.type === 'context') this.push(usageFrame(this.usages, undefined, { ...event, window: event.window ?? this.window(event.model) }));
     // The turn's usage, once, just before its end.
@@ -154,7 +158,7 @@ export class TurnRun {
   }
 
   private window(model: string | undefined): number | undefined {
-    return this.windows.get(model);
+    return this.options.windows?.get(model);
   }
 
   /** A program's question: a `permission-request` frame, the client's answer (or a deny), a `permission-resolved` frame. */

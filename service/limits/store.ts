@@ -1,6 +1,6 @@
 import { AGENT_NAMES, type AgentName } from '../ids.js';
 import type { RuntimeEvent } from '../runtimes/runtime.js';
-import type { LimitReport } from '../transcripts/limits.js';
+import type { LimitReport, LimitWindowReport } from '../transcripts/limits.js';
 import { mergeWindow, withStaleness, type LimitWindow } from './windows.js';
 
 export type AccountKind = 'api_key' | 'subscription' | 'unknown';
@@ -35,6 +35,8 @@ interface Known {
   /** A turn was refused for a limit: until when. */
   limitedUntil?: string;
   limitedSince?: string;
+  /** Why nothing is known, as the program said it (OpenClaw's usage.status). */
+  note?: string;
 }
 
 /** Why nothing is known, in plain words, per runtime and account. */
@@ -48,7 +50,7 @@ function unknownReason(runtime: AgentName, known: Known): string {
     if (known.account === 'api_key') return "Codex reports plan windows only for ChatGPT sign-ins; OpenAI's API sends none for API keys.";
     return 'No Codex turn has reported plan windows since the service started.';
   }
-  return "OpenClaw reports plan windows through its gateway's usage.status, which this service does not read yet: nothing is known.";
+  return known.note ?? "OpenClaw's gateway has not been asked for its plan windows yet: it is asked (usage.status) once it runs, after a runtimea turn or when this list is read.";
 }
 
 /**
@@ -138,6 +140,32 @@ export class LimitsStore {
     this.warn(runtime, entry, report, programWarned);
   }
 
+  /**
+   * A full account of the program's windows (OpenClaw's usage.status): they replace the known
+   * ones; with none, the entry is unknown with `reason`. `limits-changed` only when something
+   * other than the time it was observed changed.
+   */
+  snapshot(runtime: AgentName, snap: { windows: LimitWindowReport[]; account?: 'api_key' | 'subscription'; reason?: string; observedAt?: string }): void {
+    const known = this.known.get(runtime)!;
+    const before = sansObservedAt(this.entry(runtime));
+    const observedAt = snap.observedAt ?? new Date(this.now()).toISOString();
+    known.windows = new Map(snap.windows.map((w) => [windowKey(w), mergeWindow(undefined, w, observedAt)]));
+    known.note = snap.reason;
+    if (snap.account) known.account = snap.account;
+    const entry = this.entry(runtime);
+    if (sansObservedAt(entry) !== before) this.listener?.changed(entry);
+    this.warn(runtime, entry, { windows: snap.windows }, false);
+  }
+
+  /** The program could not be asked: the reason shows while no window is known (known windows stay, with their observed_at). */
+  unreported(runtime: AgentName, reason: string): void {
+    const known = this.known.get(runtime)!;
+    const before = JSON.stringify(this.entry(runtime));
+    known.note = reason;
+    const entry = this.entry(runtime);
+    if (JSON.stringify(entry) !== before) this.listener?.changed(entry);
+  }
+
   /** `limits-warning` once per window and period: past WARN_PERCENT, or the program's own warning. */
   private warn(runtime: AgentName, entry: LimitsEntry, report: LimitReport, programWarned: boolean): void {
     const reported = new Set(report.windows.map(windowKey));
@@ -152,6 +180,10 @@ export class LimitsStore {
     this.warnedWindows.add(key);
     return true;
   }
+}
+
+function sansObservedAt(entry: LimitsEntry): string {
+  return JSON.stringify({ ...entry, windows: entry.windows.map(({ observed_at: _, ...w }) => w) });
 }
 
 function windowKey(w: { minutes: number; scope?: string }): string {

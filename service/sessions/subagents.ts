@@ -17,7 +17,8 @@ export interface Subagent {
   started_at: string;
 }
 
-const AGENT_FILE = /^agent-([A-Za-z0-9_-]{1,128})\.jsonl$/;
+/** A sub-agent's transcript file (its sidecar is `agent-<id>.meta.json`). */
+export const AGENT_FILE = /^agent-([A-Za-z0-9_-]{1,128})\.jsonl$/;
 
 /**
  * Claude Code writes each sub-agent's transcript apart (docs/history.md):

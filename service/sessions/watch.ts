@@ -153,5 +153,10 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
 }
 
 function isFolder(p: string): boolean {
-  return statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  // A path through a file (ENOTDIR) or one that cannot be read is no folder to watch.
+  try {
+    return statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch {
+    return false;
+  }
 }

@@ -18,6 +18,13 @@ import { looksWhole } from './quick.js';
  *   its last `total_token_usage`); read from the middle, without an earlier total, its
  *   `last_token_usage`. Input includes cached input and cache writes: input here is without
  *   them, cached input is `cacheRead`, cache writes `cacheWrite`.
+ * - a sub-agent's rollout (`session_meta.source.subagent.thread_spawn.parent_thread_id`)
+ *   first replays its parent's history (the parent's `session_meta`, turns and
+ *   `task_started`s, rewritten to the spawn's instant; some Codex versions with the parent's
+ *   token counts): counts there are the parent's and only set the running total. The replay
+ *   ends where the child's own records start: its `thread_settings_applied` event, or the
+ *   `inter_agent_communication_metadata` (formerly `inter_agent_communication`) with
+ *   `trigger_turn: true` that starts its turn (0.169.0 writes both, in that order).
  * Ids are the line's byte offset (`@<offset>`), as for the service's clib logs.
  */
 export function normalizeClibRollout(record: unknown, ctx: LineContext): LogEntry[] {
@@ -31,11 +38,26 @@ export function normalizeClibRollout(record: unknown, ctx: LineContext): LogEntr
     case 'turn_context':
       if (ctx.memo && typeof payload.model === 'string') ctx.memo.model = payload.model;
       return [];
+    case 'session_meta':
+      // The first is the rollout's own; a sub-agent's replay starts with its parent's.
+      if (ctx.memo && ctx.memo.replay === undefined) ctx.memo.replay = spawnedBy(payload) !== undefined;
+      return [];
+    case 'inter_agent_communication_metadata':
+    case 'inter_agent_communication':
+      if (ctx.memo && payload.trigger_turn === true) ctx.memo.replay = false;
+      return [];
     case 'event_msg':
+      if (ctx.memo && payload.type === 'thread_settings_applied') ctx.memo.replay = false;
       return payload.type === 'token_count' ? tokenCount(payload, time, ctx) : [];
     default:
       return [];
   }
+}
+
+/** The thread that spawned a sub-agent's rollout (its `session_meta`): it replays that thread's history first. */
+export function spawnedBy(meta: Json): string | undefined {
+  const spawn = asObject(asObject(asObject(meta.source)?.subagent)?.thread_spawn);
+  return str(spawn?.parent_thread_id) || undefined;
 }
 
 /** Context Codex sends as a user message before the user's own. */
@@ -104,6 +126,8 @@ function tokenCount(payload: Json, time: string | undefined, ctx: LineContext): 
   if (!total && !last) return [];
   const before = ctx.memo?.total as Tokens | undefined;
   if (ctx.memo && total) ctx.memo.total = total;
+  // The parent's counts, replayed: the running total only.
+  if (ctx.memo?.replay === true) return [];
   const spent = before && total ? minus(total, before) : before ? undefined : (last ?? total);
   if (!spent || spent.input + spent.output + spent.cached + spent.written === 0) return [];
   const model = typeof ctx.memo?.model === 'string' ? ctx.memo.model : undefined;

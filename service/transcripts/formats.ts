@@ -65,8 +65,8 @@ export const FORMATS: Readonly<Record<LogFormat, Format>> = {
   'clib-rollout': {
     normalize: normalizeClibRollout,
     peek: peekClibRollout,
-    // Messages and tool calls, the turn's model, token counts.
-    needs: { usage: ['"type":"response_item"', '"type":"turn_context"', '"type":"token_count"'] },
+    // Messages and tool calls, the turn's model, token counts; a sub-agent's parent and where its replay of the parent's history ends.
+    needs: { usage: ['"type":"response_item"', '"type":"turn_context"', '"type":"token_count"', '"type":"session_meta"', '"type":"thread_settings_applied"', '"trigger_turn":true'] },
     directory: clibRolloutDirectory,
   },
 };

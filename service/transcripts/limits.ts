@@ -89,9 +89,9 @@ function codexCredits(c: Json): LimitReport['credits'] {
 }
 
 /** Unix seconds (or ms, as some peers saw) as ISO. */
-function unixTime(value: unknown): string | undefined {
+export function unixTime(value: unknown): string | undefined {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) return undefined;
   return new Date(value < 1e12 ? value * 1000 : value).toISOString();
 }
 
-const round = (n: number): number => Math.round(n * 10) / 10;
+export const round = (n: number): number => Math.round(n * 10) / 10;

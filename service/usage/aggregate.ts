@@ -41,7 +41,8 @@ export function usageReport(sessions: readonly SessionUsage[], options: ReportOp
   const models = new Map<string, ModelTotal>();
   const tools = new Map<string, number>();
   const daily = Array.from({ length: options.days }, (_, i) => ({ date: dateOf(from + i), cost_usd: 0, tokens_total: 0, tool_calls: 0 }));
-  const bySession: UsageReport['by_session'] = [];
+  // A session may have several logs (Claude Code's sub-agent transcripts count in their parent's).
+  const bySession = new Map<string, UsageReport['by_session'][number]>();
   const responses: number[] = [];
 
   for (const s of sessions) {
@@ -79,7 +80,13 @@ export function usageReport(sessions: readonly SessionUsage[], options: ReportOp
     }
     const r = s.usage.responses;
     for (let i = 0; i < r.length; i += 2) if (inWindow(r[i]!)) responses.push(r[i + 1]!);
-    if (active) bySession.push({ session_id: s.sessionId, title: s.title, agent_name: s.agentName, tokens_total: tokens, cost_usd: usd(cost), messages });
+    if (!active) continue;
+    const same = bySession.get(s.sessionId);
+    if (same) {
+      same.tokens_total += tokens;
+      same.cost_usd += cost;
+      same.messages += messages;
+    } else bySession.set(s.sessionId, { session_id: s.sessionId, title: s.title, agent_name: s.agentName, tokens_total: tokens, cost_usd: cost, messages });
   }
 
   const [p50, p95, p99] = percentiles(responses, [50, 95, 99]);
@@ -90,7 +97,7 @@ export function usageReport(sessions: readonly SessionUsage[], options: ReportOp
     by_model: [...models]
       .map(([model, m]) => ({ model, tokens_in: m.input, tokens_out: m.output, cache_read: m.cacheRead, cache_write: m.cacheWrite, cost_usd: usd(m.cost), priced: m.unpriced === 0 }))
       .sort((a, b) => b.cost_usd - a.cost_usd || tokensOfModel(b) - tokensOfModel(a) || compare(a.model, b.model)),
-    by_session: bySession.sort((a, b) => b.cost_usd - a.cost_usd || b.tokens_total - a.tokens_total || compare(a.session_id, b.session_id)),
+    by_session: [...bySession.values()].map((b) => ({ ...b, cost_usd: usd(b.cost_usd) })).sort((a, b) => b.cost_usd - a.cost_usd || b.tokens_total - a.tokens_total || compare(a.session_id, b.session_id)),
     daily: daily.map((d) => ({ ...d, cost_usd: usd(d.cost_usd) })),
     tool_usage: [...tools].map(([tool, count]) => ({ tool, count })).sort((a, b) => b.count - a.count || compare(a.tool, b.tool)),
     response_time_ms: { p50: p50 ?? 0, p95: p95 ?? 0, p99: p99 ?? 0 },

@@ -15,8 +15,13 @@ import type { LogUsage, UsageRow } from './types.js';
  *   tokens is taken as "not stated": OpenClaw writes 0 for models it has no price for.
  * - records with a dedupe key (Claude Code's on-disk records repeat each message's usage on
  *   every content block, and a message streamed in parts has records with growing
- *   `output_tokens`) count once per key, with the usage of the record with the most output
- *   tokens (the first of equals), as ccusage does; their tool calls count every time.
+ *   `output_tokens`) count once per key, with the usage of the record with the most tokens
+ *   (input, output, cache read and write; the first of equals), as ccusage does; their tool
+ *   calls count every time.
+ * - a sub-agent's transcript (`Scope.subagent`) adds its records' tokens and tool calls to
+ *   its parent session, not its messages or turns (they are not the session's messages); a
+ *   record whose message the parent has (a side-chain copy of it, with its request id or
+ *   another) is the parent's and counts nothing here.
  * - tool calls count for the record that made them (the tools of its model call or turn).
  * - response time: per turn, from the prompt to the last usage record of the turn (the end
  *   of its answer), or the turn's duration as the log states it when the prompt is not in
@@ -35,6 +40,20 @@ export interface Counted {
   row: string;
   usage: Usage;
   cost: number | undefined;
+}
+
+/** What a log is to its session: its own (the default), or a sub-agent's transcript. */
+export interface Scope {
+  subagent?: {
+    /** The message ids the parent session's own log counts (its records win over copies). */
+    parentMessages: ReadonlySet<string>;
+  };
+}
+
+/** The message id of a Claude Code dedupe key (`<message id>:<request id>`, transcripts/clia.ts). */
+export function messageIdOf(dedupeKey: string): string {
+  const colon = dedupeKey.lastIndexOf(':');
+  return colon < 0 ? dedupeKey : dedupeKey.slice(0, colon);
 }
 
 export function startState(): ScanState {
@@ -76,9 +95,12 @@ export class UsageCollector {
     private readonly pricer: Pricer,
     /** The day of records with no time at all (the log's last change). */
     private readonly fallbackDay: number,
+    private readonly scope: Scope = {},
   ) {}
 
   add(entry: AnnotatedEntry): void {
+    const subagent = this.scope.subagent;
+    if (subagent && (entry.kind === 'message' || (entry.usage.dedupeKey !== undefined && subagent.parentMessages.has(messageIdOf(entry.usage.dedupeKey))))) return;
     if (entry.kind === 'message') {
       const role = entry.message.role;
       if (role === 'user' || role === 'assistant') {
@@ -94,13 +116,13 @@ export class UsageCollector {
     const row = this.row(day, record.model || UNKNOWN_MODEL);
     for (const tool of entry.tools) row.tools[tool] = (row.tools[tool] ?? 0) + 1;
     const ms = entry.responseMs ?? record.durationMs;
-    if (ms !== undefined) this.respond(entry.turn, day, ms);
+    if (ms !== undefined && !subagent) this.respond(entry.turn, day, ms);
     const u = record.usage;
     const cost = recordCost(this.pricer, row.model, day, u);
     if (record.dedupeKey !== undefined) {
       const counted = this.state.seen.get(record.dedupeKey);
       if (counted) {
-        if (u.output > counted.usage.output) this.recount(counted, u, cost);
+        if (tokensIn(u) > tokensIn(counted.usage)) this.recount(counted, u, cost);
         return;
       }
       this.state.seen.set(record.dedupeKey, { row: rowKey(day, row.model), usage: u, cost });
@@ -139,6 +161,10 @@ export class UsageCollector {
     }
     this.state.lastResponseTurn = turn;
   }
+}
+
+function tokensIn(u: Usage): number {
+  return u.input + u.output + u.cacheRead + u.cacheWrite;
 }
 
 function rowKey(day: number, model: string): string {

@@ -17,7 +17,8 @@ import { emptyUsage, type LogUsage } from './types.js';
  */
 export interface BatchRequest {
   prices: { builtin: PriceDocument; override?: PriceDocument };
-  logs: Array<{ key: string; ref: Extract<LogRef, { kind: 'file' }> }>;
+  /** `parentMessages`: a sub-agent's transcript, with the message ids its parent counts (collect.ts Scope). */
+  logs: Array<{ key: string; ref: Extract<LogRef, { kind: 'file' }>; parentMessages?: string[] }>;
   /** Only records from this UTC day on are wanted: logs last changed before it are not read. */
   sinceDay?: number;
 }
@@ -31,13 +32,14 @@ export type BatchResult =
 
 export function scanBatch(request: BatchRequest, reader: Pick<SessionIndex, 'logs'> = { logs: new LogReader() }): BatchResult[] {
   const pricer = new Pricer(priceTable(request.prices.builtin, request.prices.override));
-  return request.logs.map(({ key, ref }) => {
+  return request.logs.map(({ key, ref, parentMessages }) => {
     try {
       const st = statSync(ref.path);
       if (endsBefore(st.mtimeMs, request.sinceDay)) return { key, deferred: st.mtimeMs };
       const state = startState();
       const usage = emptyUsage();
-      const collector = new UsageCollector(usage, state, pricer, dayOfMs(st.mtimeMs));
+      const scope = parentMessages ? { subagent: { parentMessages: new Set(parentMessages) } } : {};
+      const collector = new UsageCollector(usage, state, pricer, dayOfMs(st.mtimeMs), scope);
       for (const entry of readFileLogSync(reader, ref, state.cursor, linesFor(ref.format, 'usage'))) collector.add(entry);
       return { key, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, state, usage };
     } catch (err) {

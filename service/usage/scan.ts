@@ -2,7 +2,7 @@ import { linesFor } from '../sessions/markers.js';
 import { readLog } from '../sessions/pipeline.js';
 import type { SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
-import { UsageCollector, type Pricer, type ScanState } from './collect.js';
+import { UsageCollector, type Pricer, type ScanState, type Scope } from './collect.js';
 import type { LogUsage } from './types.js';
 
 /**
@@ -11,8 +11,8 @@ import type { LogUsage } from './types.js';
  * throws, state and usage hold what was read before the failure, consistently (the cursor
  * moves with each entry added); the caller decides whether to start over.
  */
-export async function scanLog(reader: Pick<SessionIndex, 'logs'>, log: LogRef, state: ScanState, usage: LogUsage, pricer: Pricer, fallbackDay: number): Promise<void> {
-  const collector = new UsageCollector(usage, state, pricer, fallbackDay);
+export async function scanLog(reader: Pick<SessionIndex, 'logs'>, log: LogRef, state: ScanState, usage: LogUsage, pricer: Pricer, fallbackDay: number, scope?: Scope): Promise<void> {
+  const collector = new UsageCollector(usage, state, pricer, fallbackDay, scope);
   const select = log.kind === 'file' ? linesFor(log.format, 'usage') : undefined;
   for await (const entry of readLog(reader, log, state.cursor, select)) collector.add(entry);
 }

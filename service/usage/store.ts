@@ -7,7 +7,7 @@ import type { SessionView } from '../sessions/merge.js';
 import { eachLimited } from '../sessions/limit.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
-import { Pricer, startState } from './collect.js';
+import { messageIdOf, Pricer, startState, type Scope } from './collect.js';
 import { dayOfMs, endsBefore } from './days.js';
 import { DAY_MS } from './types.js';
 import type { CurrentPrices, PriceFiles } from './price-file.js';
@@ -15,6 +15,7 @@ import { KeptAggregates, logId, type Tracked } from './kept.js';
 import type { SavedUsage } from './saved.js';
 import type { BatchRequest, BatchResult } from './scan-batch.js';
 import { scanLog } from './scan.js';
+import { SubagentLogs, type SubagentLog } from './subagent-logs.js';
 import { emptyUsage, type SessionUsage } from './types.js';
 import type { ScanWorkers } from './workers.js';
 
@@ -55,6 +56,8 @@ export class UsageStore {
   private readonly reading = new Set<string>();
   /** What an earlier run saved, and what is saved next. */
   private readonly kept: KeptAggregates;
+  /** Claude Code's sub-agent transcripts, read as logs of their parent sessions. */
+  private readonly subagents = new SubagentLogs();
 
   constructor(
     private readonly index: SessionIndex,
@@ -174,8 +177,15 @@ export class UsageStore {
     // (a log's scan state taken from the saved file makes a new entry around the same usage).
     const before = changed.map((l) => this.tracked.get(logId(l.log))?.usage);
     // Read for all the days the settled answer holds, not just this request's (a log left
-    // unread for a shorter window would be missing from a later, wider one).
-    if (changed.length > 0) await this.foreground.run(() => eachLimited(changed, SCAN_CONCURRENCY, (l) => this.read(l, pricer, settled.sinceDay)));
+    // unread for a shorter window would be missing from a later, wider one). Parents before
+    // their sub-agents (whose copies of the parent's records lose to them).
+    const [own, agents] = bySubagent(changed);
+    if (changed.length > 0) {
+      await this.foreground.run(async () => {
+        await eachLimited(own, SCAN_CONCURRENCY, (l) => this.read(l, pricer, settled.sinceDay));
+        await eachLimited(agents, SCAN_CONCURRENCY, (l) => this.read(l, pricer, settled.sinceDay));
+      });
+    }
     if (this.closed) throw new StoreStopped();
     this.kept.schedule();
     if (changed.some((l, i) => this.tracked.get(logId(l.log))?.usage !== before[i])) return false;
@@ -189,7 +199,8 @@ export class UsageStore {
     // index lists anew when titles arrive): a log left unread now would be missing later.
     const settled = this.settled;
     const sinceDay = settled ? widest(wanted, settled.sinceDay) : wanted;
-    const logs = logsOf(views);
+    const logs: UsageLog[] = logsOf(views);
+    logs.push(...(await this.subagents.of(views, (v) => logId(v.log!))));
     const dirty = new Set(this.dirty);
     this.dirty.clear();
     const listed = new Set(logs.map((l) => logId(l.log)));
@@ -208,18 +219,14 @@ export class UsageStore {
       return deferred === undefined || !endsBefore(deferred, sinceDay);
     });
     todo = await this.kept.take(todo, sinceDay, this.index, this.deferred);
-    // New JSONL logs are read from the start on worker threads when there are enough of them;
-    // what was appended to known logs, and the other stores, in-process.
-    // (Logs with saved aggregates are taken in-process, from the saved file.)
-    const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)) && !this.kept.isPending(logId(l.log)));
-    const toWorkers = this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : [];
-    const onWorkers = new Set(toWorkers);
-    const inProcess = todo.filter((l) => !onWorkers.has(l));
-    // A user waits on what is read: background indexing pauses meanwhile.
+    // A user waits on what is read: background indexing pauses meanwhile. Sub-agents' logs
+    // after the rest (their parents' records win over copies of them).
     if (todo.length > 0) {
-      await this.foreground.run(() =>
-        Promise.all([this.readOnWorkers(toWorkers, prices, pricer, sinceDay), eachLimited(inProcess, SCAN_CONCURRENCY, (l) => this.read(l, pricer, sinceDay))]),
-      );
+      const [own, agents] = bySubagent(todo);
+      await this.foreground.run(async () => {
+        await this.readAll(own, prices, pricer, sinceDay);
+        await this.readAll(agents, prices, pricer, sinceDay);
+      });
     }
     // Half a pass is no report (the daily sync must never send one).
     if (this.closed) throw new StoreStopped();
@@ -236,11 +243,27 @@ export class UsageStore {
     return answer;
   }
 
-  private async readOnWorkers(logs: SessionLog[], prices: CurrentPrices, pricer: Pricer, sinceDay: number | undefined): Promise<void> {
+  /**
+   * New JSONL logs are read from the start on worker threads when there are enough of them;
+   * what was appended to known logs, and the other stores, in-process. (Logs with saved
+   * aggregates are taken in-process, from the saved file.)
+   */
+  private async readAll(todo: UsageLog[], prices: CurrentPrices, pricer: Pricer, sinceDay: number | undefined): Promise<void> {
+    const fresh = todo.filter((l) => l.log.kind === 'file' && !this.tracked.has(logId(l.log)) && !this.kept.isPending(logId(l.log)));
+    const toWorkers = this.workers && !this.workers.broken && fresh.length >= WORKER_MIN_LOGS ? fresh : [];
+    const onWorkers = new Set(toWorkers);
+    const inProcess = todo.filter((l) => !onWorkers.has(l));
+    await Promise.all([this.readOnWorkers(toWorkers, prices, pricer, sinceDay), eachLimited(inProcess, SCAN_CONCURRENCY, (l) => this.read(l, pricer, sinceDay))]);
+  }
+
+  private async readOnWorkers(logs: UsageLog[], prices: CurrentPrices, pricer: Pricer, sinceDay: number | undefined): Promise<void> {
     if (logs.length === 0) return;
     const batches: BatchRequest[] = [];
     for (let i = 0; i < logs.length; i += WORKER_BATCH) {
-      const batch = logs.slice(i, i + WORKER_BATCH).map((l) => ({ key: logId(l.log), ref: l.log as Extract<LogRef, { kind: 'file' }> }));
+      const batch = logs.slice(i, i + WORKER_BATCH).map((l) => {
+        const scope = this.scopeOf(l);
+        return { key: logId(l.log), ref: l.log as Extract<LogRef, { kind: 'file' }>, ...(scope.subagent ? { parentMessages: [...scope.subagent.parentMessages] } : {}) };
+      });
       batches.push({ prices: prices.documents, logs: batch, ...(sinceDay !== undefined ? { sinceDay } : {}) });
     }
     let results: BatchResult[][];
@@ -268,8 +291,17 @@ export class UsageStore {
     }
   }
 
+  /** A sub-agent's log with the message ids its parent counts (collect.ts Scope); {} for any other log. */
+  private scopeOf(l: UsageLog): Scope {
+    if (!('parentId' in l)) return {};
+    const t = this.tracked.get(l.parentId);
+    // The parent's scan state, or the one saved with its usage (taken from the saved file).
+    const state = t?.state ?? (t?.ino !== undefined ? this.kept.stateOf(l.parentId, { ino: t.ino, size: t.size!, mtimeMs: t.mtimeMs! }) : undefined);
+    return { subagent: { parentMessages: new Set([...(state?.seen.keys() ?? [])].map(messageIdOf)) } };
+  }
+
   /** Reads what is new in one log; a log that is gone or unreadable is left out, one not wanted yet is deferred. */
-  private async read(l: SessionLog, pricer: Pricer, sinceDay: number | undefined): Promise<void> {
+  private async read(l: UsageLog, pricer: Pricer, sinceDay: number | undefined): Promise<void> {
     if (this.closed) return;
     const id = logId(l.log);
     let t = this.tracked.get(id);
@@ -317,7 +349,7 @@ export class UsageStore {
     this.kept.changed(id);
     this.reading.add(id);
     try {
-      await scanLog(this.index, l.log, t.state ?? startState(), t.usage, pricer, fallbackDay);
+      await scanLog(this.index, l.log, t.state ?? startState(), t.usage, pricer, fallbackDay, this.scopeOf(l));
     } catch (err) {
       this.tracked.delete(id);
       this.kept.changed(id);
@@ -331,9 +363,17 @@ export class UsageStore {
 
 type Answer = { readonly sessions: readonly SessionUsage[]; overrideError?: string };
 
+/** A session's own log, or a sub-agent's transcript read as part of its session. */
+type UsageLog = SessionLog | SubagentLog;
+
+/** The logs that are no sub-agent's, then the sub-agents'. */
+function bySubagent(logs: readonly UsageLog[]): [UsageLog[], UsageLog[]] {
+  return [logs.filter((l) => !('parentId' in l)), logs.filter((l) => 'parentId' in l)];
+}
+
 interface Settled {
   views: readonly SessionView[];
-  logs: readonly SessionLog[];
+  logs: readonly UsageLog[];
   /** The sessions of `views` by the path the index reports changes of (a SQLite store holds several); made when a change first needs it. */
   byPath?: Map<string, SessionLog[]>;
   sinceDay: number | undefined;

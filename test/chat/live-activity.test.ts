@@ -26,7 +26,7 @@ const recordedThinking = (run: string): string =>
     .join('');
 
 describe('stream_events on a clia thinking turn', () => {
-  it('"full": thinking-delta frames carry the thinking, before the answer text; usage once, just before done', async () => {
+  it('"full": thinking-delta frames carry the thinking, before the answer text; a usage frame as the model request starts, the turn\'s just before done', async () => {
     const { sse } = await chat.turn({ text: 'think about 2+2', agent_name: 'clia_code', stream_events: 'full' });
     const events = sse.named().map((e) => e.event);
     const thinking = sse.named().filter((e) => e.event === 'thinking-delta');
@@ -36,7 +36,8 @@ describe('stream_events on a clia thinking turn', () => {
     expect(events.lastIndexOf('thinking-delta')).toBeLessThan(events.indexOf('text-delta'));
     expect(textOf(sse)).toBe(recordedText('11-thinking-partial'));
     expect(events.slice(-2)).toEqual(['usage', 'done']);
-    expect(events.filter((e) => e === 'usage')).toHaveLength(1);
+    expect(events.filter((e) => e === 'usage')).toHaveLength(2);
+    expect(events.indexOf('usage')).toBeLessThan(events.indexOf('thinking-delta'));
     expect(Object.keys(sse.named().at(-2)!.data).sort()).toEqual(['cache_read', 'cache_write', 'context', 'context_tokens', 'context_window', 'cost_usd', 'input', 'output']);
   });
 

@@ -120,12 +120,13 @@ describe.skipIf(!claude)('permission modes on the real claude CLI', () => {
     expect(existsSync(path.join(project, 'planned.txt'))).toBe(false);
   });
 
-  it('stream_events full: tool-call, tool-result, usage (once, before done), agreeing with /api/messages', async () => {
+  it('stream_events full: tool-call, tool-result, usage (per model request, and the turn\'s before done), agreeing with /api/messages', async () => {
     const { sessionId, sse } = await open({ text: 'Please run echo hi', stream_events: 'full' });
     await sse.ended;
     const events = sse.named().map((e) => e.event);
     expect(events.slice(-2)).toEqual(['usage', 'done']);
-    expect(events.filter((e) => e === 'usage')).toHaveLength(1);
+    // The tool call's request and the answer's, then the turn's.
+    expect(events.filter((e) => e === 'usage')).toHaveLength(3);
     expect(sse.named().at(-2)!.data).toMatchObject({ input: expect.any(Number), output: expect.any(Number), cache_read: expect.any(Number), cache_write: expect.any(Number), cost_usd: expect.any(Number), context_window: 1000000, context_tokens: expect.any(Number) });
     expect(sse.named().at(-2)!.data.context_tokens).toBeGreaterThan(0);
     const call = sse.named().find((e) => e.event === 'tool-call')!;

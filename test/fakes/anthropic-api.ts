@@ -19,7 +19,8 @@ import type { AddressInfo } from 'node:net';
  *   streamed slowly when the prompt also says "slow", so a test can act while it streams)
  * - "slow" -> an echo streamed in many deltas, `slowDeltaMs` apart
  * - "delegate <task>" -> "I'll hand that to a sub-agent." + the CLI's agent tool (`Agent` or
- *   `Task`, whichever the request offers) with the prompt `Sub-task: <task>`
+ *   `Task`, whichever the request offers) with the prompt `Sub-task: <task>`; "delegate to
+ *   haiku <task>" (or sonnet, opus, fable) also asks for that model for the sub-agent
  * - anything else -> "Hello from the fake Anthropic API. You said: <text>"
  *
  * Authentication: `x-api-key` or `Authorization: Bearer` must equal `apiKey`, else 401 with
@@ -134,10 +135,11 @@ function script(messages: Array<{ role: string; content: unknown }>, cwd: string
     return { blocks: [{ type: 'text', text: "I'll write that file." }, { type: 'tool_use', id: toolId(), name: 'Write', input: { file_path: `${cwd}/${write[1]}`, content: write[2]!.trim() } }], slow: false };
   }
   // A sub-agent: the CLI's agent tool (`Agent`, formerly `Task`), started with the rest of the prompt.
-  const delegate = /^delegate (.+)$/is.exec(text);
+  const delegate = /^delegate (?:to (sonnet|opus|haiku|fable) )?(.+)$/is.exec(text);
   const agentTool = tools.find((n) => n === 'Agent' || n === 'Task');
   if (delegate && agentTool) {
-    return { blocks: [{ type: 'text', text: "I'll hand that to a sub-agent." }, { type: 'tool_use', id: toolId(), name: agentTool, input: { description: 'Delegated task', prompt: `Sub-task: ${delegate[1]!.trim()}`, subagent_type: 'general-purpose' } }], slow: false };
+    const input = { description: 'Delegated task', prompt: `Sub-task: ${delegate[2]!.trim()}`, subagent_type: 'general-purpose', ...(delegate[1] ? { model: delegate[1] } : {}) };
+    return { blocks: [{ type: 'text', text: "I'll hand that to a sub-agent." }, { type: 'tool_use', id: toolId(), name: agentTool, input }], slow: false };
   }
   const run = /\brun `([^`]+)`/i.exec(text);
   if (run) {

@@ -15,6 +15,8 @@ import { TLSSocket } from 'node:tls';
  *   POST /v1/oauth/token {grant_type: authorization_code, code, state, code_verifier, redirect_uri, client_id, expires_in}
  *     -> 200 {access_token: sk-ant-oat01-..., token_type, expires_in, scope, account, organization} for the expected code,
  *        401 {error: invalid_grant} for any other (the CLI shows "Invalid authorization code").
+ *   GET https://api.anthropic.com/api/oauth/usage (Bearer token; what OpenClaw's usage.status asks)
+ *     -> the test's `usage(authorization)` answer, else 404.
  */
 export interface FakeClaudeOAuth {
   /** http://127.0.0.1:<port>: the value for HTTPS_PROXY. */
@@ -29,7 +31,14 @@ export interface FakeClaudeOAuth {
   close(): Promise<void>;
 }
 
-export async function startFakeClaudeOAuth(options: { code: string; token: string }): Promise<FakeClaudeOAuth> {
+export interface FakeOAuthOptions {
+  code: string;
+  token: string;
+  /** The plan-usage endpoint's answer for a request with this Authorization header. */
+  usage?: (authorization: string) => { status: number; body: unknown } | undefined;
+}
+
+export async function startFakeClaudeOAuth(options: FakeOAuthOptions): Promise<FakeClaudeOAuth> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'fake-claude-oauth-'));
   const { key, cert, caFile } = makeCertificates(dir);
   const requests: FakeClaudeOAuth['requests'] = [];
@@ -80,11 +89,13 @@ export async function startFakeClaudeOAuth(options: { code: string; token: strin
   };
 }
 
-function answer(req: IncomingMessage, res: ServerResponse, body: unknown, options: { code: string; token: string }): void {
+function answer(req: IncomingMessage, res: ServerResponse, body: unknown, options: FakeOAuthOptions): void {
   const send = (status: number, value: unknown): void => {
     res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_fake' });
     res.end(JSON.stringify(value));
   };
+  const usage = req.method === 'GET' && req.url === '/api/oauth/usage' ? options.usage?.(String(req.headers.authorization ?? '')) : undefined;
+  if (usage) return send(usage.status, usage.body);
   if (req.method === 'POST' && req.url === '/v1/oauth/token') {
     const b = (body ?? {}) as Record<string, unknown>;
     if (b.grant_type !== 'authorization_code' || typeof b.code_verifier !== 'string') return send(400, { error: 'invalid_request' });

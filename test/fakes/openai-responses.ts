@@ -13,6 +13,9 @@ import { serveOnLoopback } from './loopback-server.js';
  *   [[patch: <file> <text>]]  a custom_tool_call apply_patch adding <file> (relative) with <text>
  *   [[401]]     HTTP 401 invalid_api_key        [[500]]  HTTP 500 server_error
  *   [[slow]]    reasoning, then `slowMs` of silence before the text (for interrupts)
+ *   [[spawn: <task>]]  a sub-agent: the thread calls `spawn_agent {task_name, message: <task>}`
+ *               (namespace `collaboration`), then `wait_agent`, then answers; any other
+ *               thread (the sub-agent, which inherits the history) gets the default answer
  * A request whose bearer is not `apiKey` (when set) gets the 401 too.
  * `headers()` adds response headers to each streamed answer: the provider's
  * `x-codex-primary-*` / `x-codex-secondary-*` rate-limit headers codex reads (docs/limits.md).
@@ -49,7 +52,8 @@ export interface FakeResponses {
 
 export async function startFakeResponses(options: FakeResponsesOptions = {}): Promise<FakeResponses> {
   const requests: RecordedRequest[] = [];
-  const { url, close } = await serveOnLoopback((req, res, raw) => void handle(req, res, raw, options, requests));
+  const spawners = new Map<string, number>();
+  const { url, close } = await serveOnLoopback((req, res, raw) => void handle(req, res, raw, options, requests, spawners));
   return {
     url: `${url}/v1`,
     requests,
@@ -57,7 +61,7 @@ export async function startFakeResponses(options: FakeResponsesOptions = {}): Pr
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, raw: string, options: FakeResponsesOptions, requests: RecordedRequest[]): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, raw: string, options: FakeResponsesOptions, requests: RecordedRequest[], spawners: Map<string, number>): Promise<void> {
   if (req.method !== 'POST' || !req.url?.endsWith('/responses')) {
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
     return;
@@ -85,7 +89,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, raw: string, op
   const shell = /\[\[shell(?:: (.+?))?\]\]/.exec(record.userText);
   await sse.reasoning(shell && !record.hasToolOutput ? '**Running a command**\n\nI will run a shell command to answer.' : '**Answering**\n\nA short greeting is enough.');
   const patch = /\[\[patch: (\S+) (.+?)\]\]/.exec(record.userText);
-  if (patch && !record.hasToolOutput) {
+  // A thread's steps through [[spawn]] (the first thread to ask spawns; others answer).
+  const spawn = /\[\[spawn: (.+?)\]\]/.exec(record.userText);
+  const thread = record.threadId ?? '';
+  const step = spawn ? (spawners.get(thread) ?? (record.hasToolOutput ? undefined : 0)) : undefined;
+  if (step !== undefined && step < 2) {
+    spawners.set(thread, step + 1);
+    if (step === 0) await sse.functionCall('spawn_agent', JSON.stringify({ task_name: 'helper', message: spawn![1] }), 'collaboration');
+    else await sse.functionCall('wait_agent', JSON.stringify({ timeout_ms: 10000 }), 'collaboration');
+  } else if (patch && !record.hasToolOutput) {
     await sse.customToolCall('apply_patch', `*** Begin Patch\n*** Add File: ${patch[1]}\n+${patch[2]}\n*** End Patch\n`);
   } else if (shell && !record.hasToolOutput) {
     await sse.functionCall('exec_command', JSON.stringify({ cmd: shell[1] ?? 'echo hello-from-tool' }));
@@ -201,8 +213,8 @@ class SseOut {
     await this.event('response.output_item.done', { output_index, item });
   }
 
-  async functionCall(name: string, args: string): Promise<void> {
-    const item = { type: 'function_call', id: `fc_${randomBytes(12).toString('hex')}`, call_id: `call_${randomBytes(12).toString('hex')}`, name, arguments: '', status: 'in_progress' };
+  async functionCall(name: string, args: string, namespace?: string): Promise<void> {
+    const item = { type: 'function_call', id: `fc_${randomBytes(12).toString('hex')}`, call_id: `call_${randomBytes(12).toString('hex')}`, name, ...(namespace ? { namespace } : {}), arguments: '', status: 'in_progress' };
     const output_index = this.index++;
     await this.event('response.output_item.added', { output_index, item });
     await this.event('response.function_call_arguments.delta', { item_id: item.id, output_index, delta: args });

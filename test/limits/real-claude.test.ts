@@ -66,8 +66,18 @@ describe.skipIf(!claude)('the real claude CLI: context, limits, budgets', () => 
     expect(context).toMatchObject({ used_tokens: last, window_tokens: 1_000_000, model: calls.at(-1)!.body.model, basis: 'last_request' });
     expect(context.used_tokens).not.toBe(total);
     expect(context.percent).toBe(Math.round((last / 1_000_000) * 1000) / 10);
-    // The stream's usage frame carries the same object (its totals add, its context is the last request).
-    const usage = sse.named().find((e) => e.event === 'usage')!.data;
+    // With full events, a usage frame per model request as it is made, whose context is that
+    // request's size (never a running sum), then the turn's frame before its end.
+    const named = sse.named();
+    const frames = named.filter((e) => e.event === 'usage').map((e) => e.data);
+    expect(frames.map((f) => f.context.used_tokens)).toEqual([...calls.map((c) => sum(c.usage as unknown as InputUsage)), last]);
+    expect(named.findIndex((e) => e.event === 'usage')).toBeLessThan(named.findIndex((e) => e.event === 'tool-call'));
+    expect(frames.slice(0, -1).every((f) => f.context.basis === 'last_request' && f.context.model === calls[0]!.body.model)).toBe(true);
+    // Claude Code states the model's window only at the turn's end: none is known before this first turn's.
+    expect(frames.slice(0, -1).map((f) => f.context.window_tokens)).toEqual([null, null]);
+    expect(named.slice(-2).map((e) => e.event)).toEqual(['usage', 'done']);
+    // The turn's frame: the totals add over the requests, the context is the last one.
+    const usage = frames.at(-1)!;
     expect(usage.context).toMatchObject({ used_tokens: last, window_tokens: 1_000_000, basis: 'last_request' });
     expect(usage.input + usage.cache_read + usage.cache_write).toBe(total);
   });
@@ -77,7 +87,9 @@ describe.skipIf(!claude)('the real claude CLI: context, limits, budgets', () => 
     compacted = true;
     try {
       const { sse } = await chat.turn({ text: 'Say hello after a compaction', session_id: sessionId, stream_events: 'full' });
-      expect(sse.named().find((e) => e.event === 'usage')!.data.context.used_tokens).toBe(3_050);
+      // One request, then the turn's frame; the window as the earlier turn stated it.
+      const frames = sse.named().filter((e) => e.event === 'usage').map((e) => e.data.context);
+      expect(frames.map((c) => [c.used_tokens, c.window_tokens])).toEqual([[3_050, 1_000_000], [3_050, 1_000_000]]);
     } finally {
       compacted = false;
     }

@@ -66,8 +66,13 @@ describe.skipIf(!codex)('the real codex: context and limits', () => {
     const context = (await chat.get(`/api/sessions/${sessionId}`)).json().context;
     expect(context).toMatchObject({ used_tokens: calls.at(-1)!.totalTokens, window_tokens: expect.any(Number), basis: 'last_request' });
     expect(context.used_tokens).not.toBe(calls.reduce((n, c) => n + c.totalTokens!, 0));
-    expect(context.window_tokens).toBe(sse.named().find((e) => e.event === 'usage')!.data.context_window);
-    expect(sse.named().find((e) => e.event === 'usage')!.data.context).toMatchObject({ used_tokens: calls.at(-1)!.totalTokens });
+    // With full events, a usage frame per model request (its context is that request's size,
+    // never a running sum, against the model's window), then the turn's frame before its end.
+    const frames = sse.named().filter((e) => e.event === 'usage').map((e) => e.data);
+    expect(frames.map((f) => f.context.used_tokens)).toEqual([...calls.map((c) => c.totalTokens), calls.at(-1)!.totalTokens]);
+    expect(frames.every((f) => f.context.window_tokens === context.window_tokens && f.context.basis === 'last_request')).toBe(true);
+    expect(sse.named().slice(-2).map((e) => e.event)).toEqual(['usage', 'done']);
+    expect(context.window_tokens).toBe(frames.at(-1)!.context_window);
 
     const entry = await clibLimits();
     expect(entry.windows).toEqual([

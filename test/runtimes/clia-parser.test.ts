@@ -91,11 +91,14 @@ describe('clia stdout parser, on every recorded run', () => {
     expect(parser.result).toMatchObject({ isError: false, sessionNotFound: false });
   });
 
-  it('a tool turn: the call, its result, and the two messages set apart', () => {
+  it('a tool turn: the call, its result, and the two messages set apart; each model request\'s size as it starts', () => {
     const { events } = parse('03-resume-tool-bash');
+    // `context`: message_start's input + cache creation + cache read, per request (never summed).
     expect(events.filter((e) => e.type !== 'text' && e.type !== 'usage' && e.type !== 'limits')).toEqual([
+      { type: 'context', usedTokens: 12_230, model: 'claude-opus-5-5' },
       { type: 'tool-call', id: 'toolu_01dIVO3GQRh6-Hwy_aMCJfg1', name: 'Bash', input: { command: 'echo hi', description: 'Print hi' } },
       { type: 'tool-result', id: 'toolu_01dIVO3GQRh6-Hwy_aMCJfg1', output: 'hi', isError: false },
+      { type: 'context', usedTokens: 12_308, model: 'claude-opus-5-5' },
     ]);
     expect(textOf(events)).toBe("I'll run that command.\n\nThe tool returned: hi");
     const toolAt = events.findIndex((e) => e.type === 'tool-call');

@@ -56,7 +56,7 @@ describe('GET /api/sessions/{id} context', () => {
     expect(body.context.percent).toBe(Math.round((requests.at(-1)! / 1_000_000) * 1000) / 10);
     expect(Date.parse(body.context.as_of)).not.toBeNaN();
     // The spec's fields are all there as before.
-    expect(Object.keys(body).sort()).toEqual(['agent_id', 'agent_name', 'context', 'directory', 'message_count', 'session_id', 'title', 'updated_at']);
+    expect(Object.keys(body).sort()).toEqual(['agent_id', 'agent_name', 'context', 'directory', 'message_count', 'origin', 'session_id', 'title', 'updated_at']);
   });
 
   it('a session without a model request yet: context null; listings carry no context', async () => {

@@ -152,7 +152,7 @@ describe('GET /api/sessions/{id} and the stubs', () => {
   it('returns one session, or 404 Session not found', async () => {
     const one = await svc.get('/api/sessions/clib-1');
     expect(one.status).toBe(200);
-    expect(one.json()).toEqual({ session_id: 'clib-1', title: 'Codex: write tests', agent_id: 'beta', agent_name: 'clib', updated_at: '2026-11-23T11:00:00.000Z', directory: '/work/beta', message_count: 2, origin: 'space' });
+    expect(one.json()).toEqual({ session_id: 'clib-1', title: 'Codex: write tests', agent_id: 'beta', agent_name: 'clib', updated_at: '2026-11-23T11:00:00.000Z', directory: '/work/beta', message_count: 2, origin: 'space', context: null });
     const missing = await svc.get('/api/sessions/nope');
     expect(missing.status).toBe(404);
     expect(missing.json()).toEqual({ detail: 'Session not found' });

@@ -56,12 +56,24 @@ const userTexts = (body: any): string[] =>
 
 const terminalSessions = (): Promise<any[]> => lane.terminalSessions(chat);
 
+/** `claude -p <prompt>` in the terminal, and its session once listed (titled by the prompt). */
+async function ranInTerminal(prompt: string): Promise<any> {
+  await terminalClaude(['-p', prompt]);
+  let listed: any;
+  await eventually(async () => {
+    listed = (await terminalSessions()).find((s) => s.title === prompt);
+    expect(listed).toBeDefined();
+  }, 5000);
+  return listed;
+}
+
 describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
   let id: string;
 
   it('a `claude -p` run from a terminal is listed as the terminal\'s, with its prompt, directory and messages', async () => {
     await terminalClaude(['-p', 'Tell me about quixotic lighthouses']);
-    await eventually(async () => expect(await terminalSessions()).toHaveLength(1), 5000);
+    // Listed at its first append; the answer follows within the watcher's batch.
+    await eventually(async () => expect((await terminalSessions()).map((s) => s.message_count)).toEqual([2]), 5000);
     const [session] = await terminalSessions();
     id = session.session_id;
     expect(session).toMatchObject({ origin: 'terminal', agent_name: 'clia_code', title: 'Tell me about quixotic lighthouses', directory: realpathSync(project), message_count: 2 });
@@ -117,7 +129,12 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
     }
   });
 
-  it.skipIf(!ccusage)('usage counts it as ccusage does, per day and per model, to the token', async () => {
+  it.skipIf(!ccusage)('usage counts it as ccusage does, per day and per model, to the token, with a sub-agent on its own model', async () => {
+    // A second terminal session whose sub-agent runs on another model: its transcript is apart
+    // (<session>/subagents/agent-*.jsonl); its tokens are the parent session's.
+    const parent = await ranInTerminal('delegate to haiku count the harbour stars');
+    const subagentModel = String(fake.requests.find((r) => Array.isArray(r.body?.messages) && userTexts(r.body)[0] === 'Sub-task: count the harbour stars')?.body.model);
+    expect(subagentModel).toMatch(/haiku/);
     const ran = spawnSync(ccusage!, ['claude', 'daily', '--json', '--offline', '--timezone', 'UTC'], { env: { PATH: process.env.PATH, HOME: chat.home }, encoding: 'utf8' });
     expect(ran.status, ran.stderr).toBe(0);
     const cc = JSON.parse(ran.stdout);
@@ -129,23 +146,23 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
     expect(ours.by_model.map((m: any) => [m.model, m.tokens_in, m.tokens_out, m.cache_read, m.cache_write]).sort()).toEqual(
       [...models.values()].map((m) => [m.modelName, m.inputTokens, m.outputTokens, m.cacheReadTokens, m.cacheCreationTokens]).sort(),
     );
-    expect(ours.by_session.map((s: any) => s.session_id)).toEqual([id]);
+    expect(ours.by_model.map((m: any) => m.model)).toContain(subagentModel);
+    expect(ours.by_session.map((s: any) => s.session_id).sort()).toEqual([id, parent.session_id].sort());
+    // The sub-agent's model is counted in its parent session only.
+    const sub = ours.by_model.find((m: any) => m.model === subagentModel);
+    const own = ours.by_session.find((s: any) => s.session_id === parent.session_id);
+    expect(own.tokens_total).toBeGreaterThan(sub.tokens_in + sub.tokens_out + sub.cache_read + sub.cache_write);
   });
 
   it('a session the service ran is listed once, as the service\'s', async () => {
     const { sessionId } = await chat.turn({ text: 'Say hello through the app', agent_name: 'clia_code' });
     const all = (await chat.get('/api/sessions?limit=1000')).json().sessions;
     expect(all.filter((s: any) => s.session_id === sessionId)).toEqual([expect.objectContaining({ origin: 'space', title: 'Say hello through the app' })]);
-    expect((await terminalSessions()).map((s) => s.session_id)).toEqual([id]);
+    expect((await terminalSessions()).map((s) => s.session_id)).not.toContain(sessionId);
   });
 
   it('a session with a sub-agent (the model starts the CLI\'s Agent tool): the sub-agent is listed and its messages answer', async () => {
-    await terminalClaude(['-p', 'delegate say hi from below']);
-    let parent: any;
-    await eventually(async () => {
-      parent = (await terminalSessions()).find((s) => s.title === 'delegate say hi from below');
-      expect(parent).toBeDefined();
-    }, 5000);
+    const parent = await ranInTerminal('delegate say hi from below');
     const { messages } = (await chat.get(`/api/messages/${parent.session_id}?limit=1000`)).json();
     const call = messages.find((m: any) => m.tool_call?.name === 'Agent')?.tool_call;
     expect(call).toMatchObject({ input: { description: 'Delegated task', prompt: 'Sub-task: say hi from below' } });

@@ -115,4 +115,35 @@ describe.skipIf(!codex)('Codex history on the real CLI', () => {
     // What stays is the service's own record of the turn it ran; nothing of the terminal's rollout.
     expect(await textsWithHistoryOff(chat.home, { SPACE_CLIB_BIN: codex! }, id)).not.toContain('Describe the quixotic lighthouse');
   });
+
+  it('a sub-agent the model spawns (its rollout replays the parent\'s history first) counts each token once', async () => {
+    // The multi-agent tools (spawn_agent, wait_agent), offered with the model the fake serves.
+    await appendFile(path.join(codexHome, 'config.toml'), 'multi_agent_v2 = true\n');
+    const env = { PATH: process.env.PATH, HOME: chat.home, CODEX_API_KEY: KEY };
+    const before = new Set(rollouts(path.join(codexHome, 'sessions')));
+    const first = await runInTerminal(codex!, ['exec', '--skip-git-repo-check', 'Say hello before delegating'], env, project);
+    const parent = /session id: (\S+)/.exec(first.stderr)![1]!;
+    await runInTerminal(codex!, ['exec', '--skip-git-repo-check', 'resume', parent, 'Please [[spawn: count the harbour stars]]'], env, project);
+    const made = rollouts(path.join(codexHome, 'sessions')).filter((f) => !before.has(f));
+    expect(made).toHaveLength(2);
+    const metaOf = (f: string): any => JSON.parse(readFileSync(f, 'utf8').split('\n')[0]!).payload;
+    const childFile = made.find((f) => metaOf(f).source?.subagent)!;
+    expect(metaOf(childFile).source.subagent.thread_spawn.parent_thread_id).toBe(parent);
+    // The replay: the parent's session_meta and turns come first in the child's file.
+    expect(readFileSync(childFile, 'utf8').split('\n')[1]).toContain(`"id":"${parent}"`);
+    const totalOf = (f: string): number => {
+      const counts = readFileSync(f, 'utf8').split('\n').filter((l) => l.includes('"token_count"')).map((l) => JSON.parse(l).payload.info?.total_token_usage).filter(Boolean);
+      return counts.at(-1).input_tokens + counts.at(-1).output_tokens;
+    };
+    const child = metaOf(childFile).id;
+    await eventually(async () => {
+      const bySession = new Map((await chat.get('/api/usage?days=3650&origin=terminal')).json().by_session.map((s: any) => [s.session_id, s.tokens_total]));
+      expect(bySession.get(parent)).toBe(totalOf(made.find((f) => f !== childFile)!));
+      expect(bySession.get(child)).toBe(totalOf(childFile));
+    }, 5000);
+    // Every model request the fake answered is counted once, in one of the two.
+    const threads = new Set([parent, child]);
+    const served = fake.requests.filter((r) => r.threadId && threads.has(r.threadId)).reduce((n, r) => n + (r.totalTokens ?? 0), 0);
+    expect(totalOf(childFile) + totalOf(made.find((f) => f !== childFile)!)).toBe(served);
+  });
 });

@@ -152,8 +152,8 @@ describe('the saved session index', () => {
     expect((await stat(snapshotFile())).mode & 0o777).toBe(0o600);
     const saved = await readSaved();
     expect(saved.header.version).toBe(5);
-    // One part per root of the layout, each with its own tables.
-    expect(Object.keys(saved.parts).sort()).toEqual(['clia', 'clib', 'projects', 'runtimea']);
+    // One part per root of the layout, each with its own tables (the terminal history's too).
+    expect(Object.keys(saved.parts).sort()).toEqual(['clia', 'cliaHome', 'cliaKept', 'clib', 'clibArchive', 'clibHome', 'clibKept', 'projects', 'runtimea']);
     const parts = Object.values(saved.parts);
     // The first prompts read (three OpenClaw logs, and clia-b's, which its indexes leave
     // untitled); index files are read again at each start.
@@ -257,7 +257,7 @@ describe('the saved session index', () => {
     await writeSaved(saved);
     const believed = (await listing()) as { sessions: Array<{ session_id: string; title: string }> };
     expect(believed.sessions.find((x) => x.session_id === 'clia-b')!.title).toBe('stale');
-  });
+  }, 120_000); // some 25 restarts, each a whole start of the service
 
   it('after files and folders were added, removed, grown and replaced while down, lists what a start from nothing lists', async () => {
     const cliaRoot = path.join(home, 'clia-space');

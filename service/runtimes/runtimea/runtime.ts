@@ -75,6 +75,21 @@ export class RuntimeaRuntime implements Runtime {
     return { sessionId, directory, run: (signal, approvals) => this.bind(turn, signal, approvals), discard: () => turn.abort() };
   }
 
+  /**
+   * OpenClaw's `usage.status` (its providers' plan windows), asked on the operator connection;
+   * undefined while the gateway is not running (it is not started for this). The connection
+   * is held only for the call: while it is open the gateway counts it as an approvals client.
+   */
+  async usageStatus(): Promise<unknown> {
+    if (!this.gateway.external && this.gateway.status().state !== 'running') return undefined;
+    this.operator.retain();
+    try {
+      return await this.operator.call('usage.status', {});
+    } finally {
+      this.operator.release();
+    }
+  }
+
   async close(): Promise<void> {
     await this.operator.close();
     await this.gateway.stop();

@@ -134,7 +134,8 @@ describe.skipIf(!codex)('permission modes on the real codex', () => {
     // The fake's reasoning summary, streamed as thinking before the command.
     const thinking = sse.named().filter((e) => e.event === 'thinking-delta').map((e) => e.data.text).join('');
     expect(thinking).toBe('**Running a command**\n\nI will run a shell command to answer.**Answering**\n\nA short greeting is enough.');
-    expect(events.filter((e) => e === 'usage')).toHaveLength(1);
+    // A usage frame per model request (the command's, the answer's), then the turn's.
+    expect(events.filter((e) => e === 'usage')).toHaveLength(3);
     expect(events.slice(-2)).toEqual(['usage', 'done']);
     const usage = sse.named().at(-2)!.data;
     expect(usage).toMatchObject({ input: expect.any(Number), output: expect.any(Number), cache_read: expect.any(Number), cache_write: expect.any(Number) });
