@@ -58,11 +58,55 @@ describe.skipIf(!openclaw)('checkpoints around real OpenClaw turns', () => {
     expect(existsSync(path.join(workspace, 'made-by-agent.txt'))).toBe(false);
   }, 240_000);
 
-  it('fork is 400 on runtimea (no fork primitive wired yet), naming the runtime', async () => {
-    const sessions = (await chat.get('/api/sessions')).json().sessions;
-    const id = sessions.find((s: { agent_name: string }) => s.agent_name === 'runtimea').session_id;
-    const res = await chat.post(`/api/sessions/${id}/fork`, {});
-    expect(res.status).toBe(400);
-    expect(res.json()).toEqual({ detail: 'The runtimea runtime cannot fork a conversation' });
-  });
+  it('fork at the first assistant message (sessions.fork before the next prompt): the fork sends the first exchange only, the original keeps all', async () => {
+    const first = await turn('Say first thing');
+    await turn('Say second thing', first.sessionId);
+    const messages = (await chat.get(`/api/messages/${first.sessionId}`)).json().messages;
+    const firstAssistant = messages.find((m: any) => m.role === 'assistant');
+    expect(firstAssistant.text).toContain('you said');
+
+    const unknown = await chat.post(`/api/sessions/${first.sessionId}/fork`, { message_id: 'no-such-message' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json()).toEqual({ detail: 'message_id is not a message of this session' });
+    const res = await chat.post(`/api/sessions/${first.sessionId}/fork`, { message_id: firstAssistant.id });
+    expect(res.status, res.text).toBe(200);
+    const forkId = res.json().session_id;
+    expect(forkId).not.toBe(first.sessionId);
+    const original = (await chat.get(`/api/sessions/${first.sessionId}`)).json();
+    const listed = (await chat.get('/api/sessions')).json().sessions.find((s: any) => s.session_id === forkId);
+    expect(listed).toMatchObject({ title: `${original.title} (fork)`, agent_name: 'runtimea', forked_from: { session_id: first.sessionId, message_id: firstAssistant.id } });
+    expect((await chat.get(`/api/messages/${forkId}`)).json().messages.map((m: any) => m.text)).toEqual(messages.slice(0, messages.indexOf(firstAssistant) + 1).map((m: any) => m.text));
+
+    await turn('Say in the fork', forkId);
+    const forkSent = JSON.stringify(fake.requests.at(-1)!.users);
+    expect(forkSent).toContain('Say first thing');
+    expect(forkSent).not.toContain('Say second thing');
+    expect(fake.requests.at(-1)!.text).toContain('Say in the fork');
+
+    await turn('Say in the original', first.sessionId);
+    const originalSent = JSON.stringify(fake.requests.at(-1)!.users);
+    expect(originalSent).toContain('Say first thing');
+    expect(originalSent).toContain('Say second thing');
+    expect(originalSent).not.toContain('Say in the fork');
+  }, 300_000);
+
+  it('a fork of the whole conversation (no message_id) holds every message; a second fork of the same title is numbered', async () => {
+    const first = await turn('Say only thing');
+    const messages = (await chat.get(`/api/messages/${first.sessionId}`)).json().messages.map((m: any) => m.text);
+    const original = (await chat.get(`/api/sessions/${first.sessionId}`)).json();
+    const res = await chat.post(`/api/sessions/${first.sessionId}/fork`, {});
+    expect(res.status, res.text).toBe(200);
+    const forkId = res.json().session_id;
+    expect((await chat.get(`/api/sessions/${forkId}`)).json()).toMatchObject({ title: `${original.title} (fork)`, forked_from: { session_id: first.sessionId, message_id: null } });
+    expect((await chat.get(`/api/messages/${forkId}`)).json().messages.map((m: any) => m.text)).toEqual(messages);
+
+    await turn('Say after the whole fork', forkId);
+    const sent = JSON.stringify(fake.requests.at(-1)!.users);
+    expect(sent).toContain('Say only thing');
+    expect(fake.requests.at(-1)!.text).toContain('Say after the whole fork');
+
+    const again = await chat.post(`/api/sessions/${first.sessionId}/fork`, {});
+    expect(again.status, again.text).toBe(200);
+    expect((await chat.get(`/api/sessions/${again.json().session_id}`)).json().title).toBe(`${original.title} (fork) 2`);
+  }, 300_000);
 });

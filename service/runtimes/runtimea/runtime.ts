@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
 import { resumed, turnTitle } from '../turn-books.js';
-import type { Approvals, PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
+import type { Approvals, ForkRequest, PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
+import { forkRuntimeaSession } from './fork.js';
 import type { RuntimeaGateway } from './gateway.js';
 import { GatewayOperator } from './operator.js';
 import { agentWorkspace } from './workspace.js';
@@ -73,6 +74,11 @@ export class RuntimeaRuntime implements Runtime {
     const sessionId = await turn.sessionIdWithin(ROW_WAIT_MS);
     // The turn is already running upstream: a stream that is never opened cancels it.
     return { sessionId, directory, run: (signal, approvals) => this.bind(turn, signal, approvals), discard: () => turn.abort() };
+  }
+
+  /** POST /api/sessions/{id}/fork: OpenClaw's own fork over the operator connection (fork.ts). */
+  fork(request: ForkRequest): Promise<{ sessionId: string }> {
+    return forkRuntimeaSession({ store: this.store, operator: this.operator }, request);
   }
 
   async close(): Promise<void> {
