@@ -73,6 +73,8 @@ describe.skipIf(!openclaw)('checkpoints around real OpenClaw turns', () => {
     const forkId = res.json().session_id;
     expect(forkId).not.toBe(first.sessionId);
     const original = (await chat.get(`/api/sessions/${first.sessionId}`)).json();
+    // Its first prompt, read once the gateway's store had it (the row comes before the transcript).
+    expect(original.title).toContain('Say first thing');
     const listed = (await chat.get('/api/sessions')).json().sessions.find((s: any) => s.session_id === forkId);
     expect(listed).toMatchObject({ title: `${original.title} (fork)`, agent_name: 'runtimea', forked_from: { session_id: first.sessionId, message_id: firstAssistant.id } });
     expect((await chat.get(`/api/messages/${forkId}`)).json().messages.map((m: any) => m.text)).toEqual(messages.slice(0, messages.indexOf(firstAssistant) + 1).map((m: any) => m.text));
