@@ -12,7 +12,8 @@ import { allowedTurn } from './turns.js';
  * The safety net on the real OpenClaw gateway (loopback-only namespace, the fake provider's
  * model runs OpenClaw's `exec` with RUN_CMD<command>, allowed through `accept_edits`): its turns
  * work in the agent's workspace, which is checkpointed around each of them; a new session's
- * turn starts at the prompt, so its checkpoint before is taken there.
+ * turn starts at the prompt, so its checkpoint before is taken there. Forks go through the
+ * gateway's own `sessions.fork` (and `sessions.create` with `fork` for a whole conversation).
  */
 const openclaw = realProgram('openclaw');
 const node24 = realProgram('node24');
@@ -90,6 +91,23 @@ describe.skipIf(!openclaw)('checkpoints around real OpenClaw turns', () => {
     expect(originalSent).toContain('Say first thing');
     expect(originalSent).toContain('Say second thing');
     expect(originalSent).not.toContain('Say in the fork');
+  }, 300_000);
+
+  it('a fork with restore_files: the files go back to after the turn that holds the message (later turns reverted through the checkpoints)', async () => {
+    const first = await turn('RUN_CMD<touch fork-one.txt>');
+    const workspace = (await chat.get(`/api/sessions/${first.sessionId}/turns`)).json().directory as string;
+    await turn('RUN_CMD<touch fork-two.txt>', first.sessionId);
+    expect(existsSync(path.join(workspace, 'fork-two.txt'))).toBe(true);
+    const messages = (await chat.get(`/api/messages/${first.sessionId}`)).json().messages;
+    const firstAssistant = messages.find((m: any) => m.role === 'assistant');
+
+    const res = await chat.post(`/api/sessions/${first.sessionId}/fork`, { message_id: firstAssistant.id, restore_files: true });
+    expect(res.status, res.text).toBe(200);
+    expect(existsSync(path.join(workspace, 'fork-one.txt'))).toBe(true);
+    expect(existsSync(path.join(workspace, 'fork-two.txt'))).toBe(false);
+    const turns = (await chat.get(`/api/sessions/${first.sessionId}/turns`)).json().turns;
+    expect(turns.map((t: any) => t.kind)).toEqual(['turn', 'turn', 'revert']);
+    expect((await chat.get(`/api/messages/${res.json().session_id}`)).json().messages.map((m: any) => m.text)).toEqual(messages.slice(0, messages.indexOf(firstAssistant) + 1).map((m: any) => m.text));
   }, 300_000);
 
   it('a fork of the whole conversation (no message_id) holds every message; a second fork of the same title is numbered', async () => {
