@@ -61,10 +61,24 @@ describe.skipIf(!codex)('checkpoints around real codex turns', () => {
     const undoPatch = await chat.post(`/api/sessions/${first.sessionId}/turns/${first.turnId}/revert`, {});
     expect(undoPatch.json()).toMatchObject({ ok: true, restored: [], removed: ['patched.txt'] });
     expect(existsSync(path.join(project, 'patched.txt'))).toBe(false);
+    // Reverting the revert brings the file back.
+    const redo = await chat.post(`/api/sessions/${first.sessionId}/turns/${undoPatch.json().turn_id}/revert`, {});
+    expect(redo.json()).toMatchObject({ ok: true, restored: ['patched.txt'], removed: [] });
+    expect(readFileSync(path.join(project, 'patched.txt'), 'utf8')).toBe('made by apply_patch\n');
+    // The user edits it after: reverting the redo is 409 naming it, their bytes kept; force removes it.
+    await writeFile(path.join(project, 'patched.txt'), 'the user typed this\n');
+    const refused = await chat.post(`/api/sessions/${first.sessionId}/turns/${redo.json().turn_id}/revert`, {});
+    expect(refused.status).toBe(409);
+    expect(refused.json()).toEqual({ detail: expect.any(String), conflicts: ['patched.txt'] });
+    expect(readFileSync(path.join(project, 'patched.txt'), 'utf8')).toBe('the user typed this\n');
+    expect((await chat.post(`/api/sessions/${first.sessionId}/turns/${redo.json().turn_id}/revert`, { force: true })).json()).toMatchObject({ ok: true, removed: ['patched.txt'] });
+    expect(existsSync(path.join(project, 'patched.txt'))).toBe(false);
     const list = (await chat.get(`/api/sessions/${first.sessionId}/turns`)).json();
     expect(list.turns.map((t: any) => [t.kind, t.status])).toEqual([
       ['turn', 'done'],
       ['turn', 'done'],
+      ['revert', 'done'],
+      ['revert', 'done'],
       ['revert', 'done'],
       ['revert', 'done'],
     ]);

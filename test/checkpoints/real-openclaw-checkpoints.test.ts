@@ -1,5 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeChat, type FakeChat } from '../fakes/openai-chat.js';
@@ -12,8 +14,10 @@ import { allowedTurn } from './turns.js';
  * The safety net on the real OpenClaw gateway (loopback-only namespace, the fake provider's
  * model runs OpenClaw's `exec` with RUN_CMD<command>, allowed through `accept_edits`): its turns
  * work in the agent's workspace, which is checkpointed around each of them; a new session's
- * turn starts at the prompt, so its checkpoint before is taken there. Forks go through the
- * gateway's own `sessions.fork` (and `sessions.create` with `fork` for a whole conversation).
+ * turn starts at the prompt, so its checkpoint before is taken there. Reverts refuse to clobber
+ * the user's later edit unless forced and can be reverted themselves; a repository the user
+ * keeps in the workspace is left exactly as it was. Forks go through the gateway's own
+ * `sessions.fork` (and `sessions.create` with `fork` for a whole conversation).
  */
 const openclaw = realProgram('openclaw');
 const node24 = realProgram('node24');
@@ -34,6 +38,32 @@ afterAll(async () => {
   await fake?.close();
 }, 30_000);
 
+const gitIn = (dir: string, ...args: string[]): string =>
+  execFileSync('git', ['-c', 'user.name=u', '-c', 'user.email=u@x', ...args], { cwd: dir, env: { PATH: process.env.PATH, HOME: dir, GIT_OPTIONAL_LOCKS: '0' }, encoding: 'utf8' });
+
+function repoState(dir: string): { status: string; stash: string; head: string; index: string } {
+  return {
+    status: gitIn(dir, 'status', '--porcelain'),
+    stash: gitIn(dir, 'stash', 'list'),
+    head: gitIn(dir, 'rev-parse', 'HEAD'),
+    index: createHash('sha256').update(readFileSync(path.join(dir, '.git', 'index'))).digest('hex'),
+  };
+}
+
+/** The workspace made a repository with a commit, a stash, a staged change and an unstaged one. */
+async function userRepository(dir: string): Promise<void> {
+  gitIn(dir, 'init', '-q');
+  await writeFile(path.join(dir, 'tracked.txt'), 'one\ntwo\n');
+  await writeFile(path.join(dir, 'staged.txt'), 'base\n');
+  gitIn(dir, 'add', 'tracked.txt', 'staged.txt');
+  gitIn(dir, 'commit', '-qm', 'init');
+  await writeFile(path.join(dir, 'tracked.txt'), 'stashed change\n');
+  gitIn(dir, 'stash', '-q');
+  await writeFile(path.join(dir, 'staged.txt'), 'staged change\n');
+  gitIn(dir, 'add', 'staged.txt');
+  await writeFile(path.join(dir, 'tracked.txt'), 'one\ntwo\nuncommitted\n');
+}
+
 const turn = (text: string, sessionId?: string) => allowedTurn(chat, { agent_name: 'runtimea', text, permission_mode: 'accept_edits', ...(sessionId ? { session_id: sessionId } : {}) });
 
 describe.skipIf(!openclaw)('checkpoints around real OpenClaw turns', () => {
@@ -53,11 +83,37 @@ describe.skipIf(!openclaw)('checkpoints around real OpenClaw turns', () => {
       expect.objectContaining({ path: 'note.txt', status: 'modified', additions: 1, deletions: 1, patch: expect.stringMatching(/-alpha\n\+beta\n/) }),
     ]);
 
-    expect((await chat.post(`/api/sessions/${first.sessionId}/turns/${second.turnId}/revert`, {})).json()).toMatchObject({ ok: true, restored: ['note.txt'], removed: [] });
+    // The user edits the file after the turn: 409 naming it, their bytes kept; force restores.
+    await writeFile(path.join(workspace, 'note.txt'), 'beta\nthe user typed this\n');
+    const refused = await chat.post(`/api/sessions/${first.sessionId}/turns/${second.turnId}/revert`, {});
+    expect(refused.status).toBe(409);
+    expect(refused.json()).toEqual({ detail: expect.any(String), conflicts: ['note.txt'] });
+    expect(readFileSync(path.join(workspace, 'note.txt'), 'utf8')).toBe('beta\nthe user typed this\n');
+    expect((await chat.post(`/api/sessions/${first.sessionId}/turns/${second.turnId}/revert`, { force: true })).json()).toMatchObject({ ok: true, restored: ['note.txt'], removed: [] });
     expect(readFileSync(path.join(workspace, 'note.txt'), 'utf8')).toBe('alpha\n');
-    expect((await chat.post(`/api/sessions/${first.sessionId}/turns/${first.turnId}/revert`, {})).json()).toMatchObject({ ok: true, restored: [], removed: ['made-by-agent.txt'] });
+    expect(existsSync(path.join(workspace, 'made-by-agent.txt'))).toBe(true);
+    const undoFirst = await chat.post(`/api/sessions/${first.sessionId}/turns/${first.turnId}/revert`, {});
+    expect(undoFirst.json()).toMatchObject({ ok: true, restored: [], removed: ['made-by-agent.txt'] });
     expect(existsSync(path.join(workspace, 'made-by-agent.txt'))).toBe(false);
+    // Reverting the revert brings the change back.
+    expect((await chat.post(`/api/sessions/${first.sessionId}/turns/${undoFirst.json().turn_id}/revert`, {})).json()).toMatchObject({ ok: true, restored: ['made-by-agent.txt'], removed: [] });
+    expect(existsSync(path.join(workspace, 'made-by-agent.txt'))).toBe(true);
   }, 240_000);
+
+  it("the user's repository in the workspace is exactly as before after a turn, its revert and a fork: status, stash, HEAD and index", async () => {
+    const probe = await turn('Say where');
+    const workspace = (await chat.get(`/api/sessions/${probe.sessionId}/turns`)).json().directory as string;
+    await userRepository(workspace);
+    const before = repoState(workspace);
+    const made = await turn('RUN_CMD<touch from-the-agent.txt>', probe.sessionId);
+    expect(repoState(workspace).status).toContain('from-the-agent.txt');
+    expect((await chat.post(`/api/sessions/${probe.sessionId}/turns/${made.turnId}/revert`, {})).json()).toMatchObject({ ok: true, removed: ['from-the-agent.txt'] });
+    const fork = await chat.post(`/api/sessions/${probe.sessionId}/fork`, {});
+    expect(fork.status, fork.text).toBe(200);
+    await turn('Say hello from the fork', fork.json().session_id);
+    expect(repoState(workspace)).toEqual(before);
+    await rm(path.join(workspace, '.git'), { recursive: true, force: true });
+  }, 300_000);
 
   it('fork at the first assistant message (sessions.fork before the next prompt): the fork sends the first exchange only, the original keeps all', async () => {
     const first = await turn('Say first thing');
