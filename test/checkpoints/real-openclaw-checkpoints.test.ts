@@ -1,5 +1,3 @@
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,6 +7,7 @@ import { startChat, type ChatService } from '../helpers/chat.js';
 import { realProgram } from '../helpers/programs.js';
 import { openclawOnboard } from '../helpers/setups.js';
 import { allowedTurn } from './turns.js';
+import { repoState, userRepository } from './user-repository.js';
 
 /**
  * The safety net on the real OpenClaw gateway (loopback-only namespace, the fake provider's
@@ -37,32 +36,6 @@ afterAll(async () => {
   await chat?.close();
   await fake?.close();
 }, 30_000);
-
-const gitIn = (dir: string, ...args: string[]): string =>
-  execFileSync('git', ['-c', 'user.name=u', '-c', 'user.email=u@x', ...args], { cwd: dir, env: { PATH: process.env.PATH, HOME: dir, GIT_OPTIONAL_LOCKS: '0' }, encoding: 'utf8' });
-
-function repoState(dir: string): { status: string; stash: string; head: string; index: string } {
-  return {
-    status: gitIn(dir, 'status', '--porcelain'),
-    stash: gitIn(dir, 'stash', 'list'),
-    head: gitIn(dir, 'rev-parse', 'HEAD'),
-    index: createHash('sha256').update(readFileSync(path.join(dir, '.git', 'index'))).digest('hex'),
-  };
-}
-
-/** The workspace made a repository with a commit, a stash, a staged change and an unstaged one. */
-async function userRepository(dir: string): Promise<void> {
-  gitIn(dir, 'init', '-q');
-  await writeFile(path.join(dir, 'tracked.txt'), 'one\ntwo\n');
-  await writeFile(path.join(dir, 'staged.txt'), 'base\n');
-  gitIn(dir, 'add', 'tracked.txt', 'staged.txt');
-  gitIn(dir, 'commit', '-qm', 'init');
-  await writeFile(path.join(dir, 'tracked.txt'), 'stashed change\n');
-  gitIn(dir, 'stash', '-q');
-  await writeFile(path.join(dir, 'staged.txt'), 'staged change\n');
-  gitIn(dir, 'add', 'staged.txt');
-  await writeFile(path.join(dir, 'tracked.txt'), 'one\ntwo\nuncommitted\n');
-}
 
 const turn = (text: string, sessionId?: string) => allowedTurn(chat, { agent_name: 'runtimea', text, permission_mode: 'accept_edits', ...(sessionId ? { session_id: sessionId } : {}) });
 
