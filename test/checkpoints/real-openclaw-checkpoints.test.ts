@@ -73,6 +73,17 @@ describe.skipIf(!openclaw)('checkpoints around real OpenClaw turns', () => {
     expect(existsSync(path.join(workspace, 'made-by-agent.txt'))).toBe(true);
   }, 240_000);
 
+  it("a file written by OpenClaw's own write tool shows in its turn's diff, and its revert removes it", async () => {
+    const wrote = await turn('WRITE_FILE<written-by-tool.txt|hello from the write tool>');
+    const workspace = (await chat.get(`/api/sessions/${wrote.sessionId}/turns`)).json().directory as string;
+    expect(readFileSync(path.join(workspace, 'written-by-tool.txt'), 'utf8')).toBe('hello from the write tool');
+    expect((await chat.get(`/api/sessions/${wrote.sessionId}/turns/${wrote.turnId}/diff`)).json().files).toEqual([
+      expect.objectContaining({ path: 'written-by-tool.txt', status: 'added', additions: 1, deletions: 0, patch: expect.stringContaining('+hello from the write tool') }),
+    ]);
+    expect((await chat.post(`/api/sessions/${wrote.sessionId}/turns/${wrote.turnId}/revert`, {})).json()).toMatchObject({ ok: true, restored: [], removed: ['written-by-tool.txt'] });
+    expect(existsSync(path.join(workspace, 'written-by-tool.txt'))).toBe(false);
+  }, 240_000);
+
   it("the user's repository in the workspace is exactly as before after a turn, its revert and a fork: status, stash, HEAD and index", async () => {
     const probe = await turn('Say where');
     const workspace = (await chat.get(`/api/sessions/${probe.sessionId}/turns`)).json().directory as string;
