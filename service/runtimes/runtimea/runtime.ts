@@ -58,6 +58,11 @@ export class RuntimeaRuntime implements Runtime {
     return !!(await this.store.bySessionId(sessionId));
   }
 
+  /** POST /api/sessions/{id}/fork: OpenClaw's own fork over the operator connection (fork.ts). */
+  fork(request: ForkRequest): Promise<{ sessionId: string }> {
+    return forkRuntimeaSession({ store: this.store, operator: this.operator }, request);
+  }
+
   async prepare(request: TurnRequest): Promise<PreparedTurn> {
     if (request.sessionId) {
       const row = resumed(await this.store.bySessionId(request.sessionId));
@@ -74,11 +79,6 @@ export class RuntimeaRuntime implements Runtime {
     const sessionId = await turn.sessionIdWithin(ROW_WAIT_MS);
     // The turn is already running upstream: a stream that is never opened cancels it.
     return { sessionId, directory, run: (signal, approvals) => this.bind(turn, signal, approvals), discard: () => turn.abort() };
-  }
-
-  /** POST /api/sessions/{id}/fork: OpenClaw's own fork over the operator connection (fork.ts). */
-  fork(request: ForkRequest): Promise<{ sessionId: string }> {
-    return forkRuntimeaSession({ store: this.store, operator: this.operator }, request);
   }
 
   async close(): Promise<void> {
