@@ -40,7 +40,8 @@ export async function forkSession(deps: ForkDeps, checkpoints: Checkpoints, fork
   const undo = body.restore_files ? await revertLater(deps, checkpoints, sessionId, body) : async () => undefined;
   let forked: { sessionId: string };
   try {
-    forked = await runtime.fork({ sessionId, ...(body.message_id !== undefined ? { messageId: body.message_id } : {}) });
+    await deps.sessions.ensureTitle(session);
+    forked = await runtime.fork({ sessionId, title: session.title, ...(body.message_id !== undefined ? { messageId: body.message_id } : {}) });
   } catch (err) {
     await undo();
     throw err;

@@ -177,6 +177,8 @@ export interface ForkRequest {
   sessionId: string;
   /** An id from /api/messages; an unknown one is a 400. */
   messageId?: string;
+  /** The original's title as listed (a runtime whose store has no title of its own names the fork with it). */
+  title?: string;
 }
 
 export interface Runtime {

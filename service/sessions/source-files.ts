@@ -246,7 +246,8 @@ export class SourceFiles {
       this.log.debug({ db, err: String(err) }, 'runtimea SQLite store not read');
       return false;
     }
-    const prompts = known?.role === 'sqlite' ? known.prompts : new Map<string, string | undefined>();
+    // A session read before its first prompt was written is read again once the store changed.
+    const prompts = new Map([...(known?.role === 'sqlite' ? known.prompts : [])].filter(([, prompt]) => prompt !== undefined));
     this.files.set(db, { role: 'sqlite', key, records, prompts });
     changes.push({ path: db });
     return true;

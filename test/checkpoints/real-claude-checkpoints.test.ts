@@ -1,5 +1,3 @@
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,6 +8,7 @@ import { startChat, type ChatService } from '../helpers/chat.js';
 import { claudeLaneEnv, realProgram } from '../helpers/programs.js';
 import { claudeSetupToken } from '../helpers/setups.js';
 import { allowedTurn } from './turns.js';
+import { repoState, userRepository, type RepoState } from './user-repository.js';
 
 /**
  * The safety net on the real Claude Code CLI (loopback-only namespace, the fake Messages
@@ -28,43 +27,6 @@ let oauth: FakeClaudeOAuth;
 let chat: ChatService;
 let project: string;
 let repoBefore: RepoState;
-
-interface RepoState {
-  status: string;
-  stash: string;
-  head: string;
-  index: string;
-}
-
-const gitIn = (dir: string, ...args: string[]): string =>
-  execFileSync('git', ['-c', 'user.name=u', '-c', 'user.email=u@x', ...args], { cwd: dir, env: { PATH: process.env.PATH, HOME: dir, GIT_OPTIONAL_LOCKS: '0' }, encoding: 'utf8' });
-
-function repoState(dir: string): RepoState {
-  return {
-    status: gitIn(dir, 'status', '--porcelain'),
-    stash: gitIn(dir, 'stash', 'list'),
-    head: gitIn(dir, 'rev-parse', 'HEAD'),
-    index: createHash('sha256').update(readFileSync(path.join(dir, '.git', 'index'))).digest('hex'),
-  };
-}
-
-/** A repository with a commit, a stash, a staged change and an unstaged one. */
-async function userRepository(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  gitIn(dir, 'init', '-q');
-  await writeFile(path.join(dir, '.gitignore'), '.space/\nnode_modules/\n');
-  await writeFile(path.join(dir, 'tracked.txt'), 'one\ntwo\nthree\n');
-  await writeFile(path.join(dir, 'staged.txt'), 'base\n');
-  gitIn(dir, 'add', '.');
-  gitIn(dir, 'commit', '-qm', 'init');
-  await writeFile(path.join(dir, 'tracked.txt'), 'stashed change\n');
-  gitIn(dir, 'stash', '-q');
-  await writeFile(path.join(dir, 'staged.txt'), 'staged change\n');
-  gitIn(dir, 'add', 'staged.txt');
-  await writeFile(path.join(dir, 'tracked.txt'), 'one\ntwo\nthree\nuncommitted\n');
-  await mkdir(path.join(dir, 'node_modules', 'dep'), { recursive: true });
-  await writeFile(path.join(dir, 'node_modules', 'dep', 'index.js'), 'module.exports = 1;\n');
-}
 
 beforeAll(async () => {
   if (!claude) return;

@@ -8,11 +8,14 @@ import { startChat, type ChatService } from '../helpers/chat.js';
 import { realProgram } from '../helpers/programs.js';
 import { codexLoginWithApiKey } from '../helpers/setups.js';
 import { allowedTurn } from './turns.js';
+import { repoState, userRepository } from './user-repository.js';
 
 /**
  * The safety net on the real codex app-server (loopback-only namespace, the fake Responses
  * API): a file added by apply_patch (a tool) and one changed by a shell command both show in
- * their turn's diff (codex's own turn diff sees only apply_patch), and revert newest first.
+ * their turn's diff (codex's own turn diff sees only apply_patch), and revert newest first;
+ * a revert refuses the user's later edit unless forced and can be reverted itself; the user's
+ * own repository is left exactly as it was.
  */
 const codex = realProgram('codex');
 const KEY = 'sk-provb-real-checkpoints';
@@ -61,13 +64,43 @@ describe.skipIf(!codex)('checkpoints around real codex turns', () => {
     const undoPatch = await chat.post(`/api/sessions/${first.sessionId}/turns/${first.turnId}/revert`, {});
     expect(undoPatch.json()).toMatchObject({ ok: true, restored: [], removed: ['patched.txt'] });
     expect(existsSync(path.join(project, 'patched.txt'))).toBe(false);
+    // Reverting the revert brings the file back.
+    const redo = await chat.post(`/api/sessions/${first.sessionId}/turns/${undoPatch.json().turn_id}/revert`, {});
+    expect(redo.json()).toMatchObject({ ok: true, restored: ['patched.txt'], removed: [] });
+    expect(readFileSync(path.join(project, 'patched.txt'), 'utf8')).toBe('made by apply_patch\n');
+    // The user edits it after: reverting the redo is 409 naming it, their bytes kept; force removes it.
+    await writeFile(path.join(project, 'patched.txt'), 'the user typed this\n');
+    const refused = await chat.post(`/api/sessions/${first.sessionId}/turns/${redo.json().turn_id}/revert`, {});
+    expect(refused.status).toBe(409);
+    expect(refused.json()).toEqual({ detail: expect.any(String), conflicts: ['patched.txt'] });
+    expect(readFileSync(path.join(project, 'patched.txt'), 'utf8')).toBe('the user typed this\n');
+    expect((await chat.post(`/api/sessions/${first.sessionId}/turns/${redo.json().turn_id}/revert`, { force: true })).json()).toMatchObject({ ok: true, removed: ['patched.txt'] });
+    expect(existsSync(path.join(project, 'patched.txt'))).toBe(false);
     const list = (await chat.get(`/api/sessions/${first.sessionId}/turns`)).json();
     expect(list.turns.map((t: any) => [t.kind, t.status])).toEqual([
       ['turn', 'done'],
       ['turn', 'done'],
       ['revert', 'done'],
       ['revert', 'done'],
+      ['revert', 'done'],
+      ['revert', 'done'],
     ]);
+  }, 240_000);
+});
+
+describe.skipIf(!codex)("the user's repository", () => {
+  it('is exactly as before after a turn, its revert, a fork and a turn of the fork: status, stash, HEAD and index', async () => {
+    const dir = path.join(chat.home, 'space-projects', 'cxrepo');
+    await userRepository(dir);
+    const before = repoState(dir);
+    const inRepo = (text: string, sessionId?: string) => allowedTurn(chat, { agent_name: 'clib', agent_id: 'cxrepo', text, ...(sessionId ? { session_id: sessionId } : {}) });
+    const made = await inRepo('[[shell: touch from-codex.txt]] make it');
+    expect(repoState(dir).status).toContain('from-codex.txt');
+    expect((await chat.post(`/api/sessions/${made.sessionId}/turns/${made.turnId}/revert`, {})).json()).toMatchObject({ ok: true, removed: ['from-codex.txt'] });
+    const fork = await chat.post(`/api/sessions/${made.sessionId}/fork`, {});
+    expect(fork.status, fork.text).toBe(200);
+    await inRepo('Say hello from the fork', fork.json().session_id);
+    expect(repoState(dir)).toEqual(before);
   }, 240_000);
 });
 

@@ -10,6 +10,7 @@ import { serveOnLoopback } from './loopback-server.js';
  *   default          "Fake reply #n: you said "<text>""
  *   USE_TOOL         a call of OpenClaw's `ls` tool; once its result is back, "Tool ls returned: ..."
  *   RUN_CMD<c>       a call of OpenClaw's `exec` tool with command c; then "Tool exec returned: ..."
+ *   WRITE_FILE<p|c>  a call of OpenClaw's `write` tool (file p, content c); then "Tool write returned: ..."
  *   SLOW_<n>S        n seconds before the first byte        FAIL_500  HTTP 500
  */
 export interface FakeChat {
@@ -78,6 +79,8 @@ interface Message {
 function toolCallOf(text: string): { name: string; arguments: string } | undefined {
   const command = /RUN_CMD<([^>]*)>/.exec(text)?.[1];
   if (command !== undefined) return { name: 'exec', arguments: JSON.stringify({ command }) };
+  const write = /WRITE_FILE<([^|>]*)\|([^>]*)>/.exec(text);
+  if (write) return { name: 'write', arguments: JSON.stringify({ path: write[1], content: write[2] }) };
   return text.includes('USE_TOOL') ? { name: 'ls', arguments: '{}' } : undefined;
 }
 

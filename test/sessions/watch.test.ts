@@ -129,6 +129,24 @@ describe('the listing follows the disk', () => {
     }
   });
 
+  it('a runtimea SQLite session listed before its first prompt was written gets that prompt as its title once it is', async () => {
+    const db = new Database(runtimeaDb(home, 'work'));
+    try {
+      const id = 'a7e0c4f1-2b7d-4c55-9f0e-6f1d2a3b4c5d';
+      const now = Date.now();
+      // The gateway writes the session's row first, its transcript at the turn's end.
+      db.prepare('INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?, ?, ?, ?)').run('agent:work:space-untitled', id, JSON.stringify({ sessionId: id, updatedAt: now }), now);
+      db.prepare('INSERT INTO session_windows (session_id, session_key, created_at, updated_at) VALUES (?, ?, ?, ?)').run(id, 'agent:work:space-untitled', now, now);
+      await eventually(async () => expect(await session(id)).toMatchObject({ title: '', message_count: 0 }));
+      const event = JSON.stringify({ type: 'message', id: 'untitled-1', parentId: null, timestamp: new Date(now).toISOString(), message: { role: 'user', content: 'Prompt written late' } });
+      db.prepare('INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)').run(id, 1, event, now);
+      db.prepare('UPDATE session_windows SET updated_at = ? WHERE session_id = ?').run(now + 1, id);
+      await eventually(async () => expect(await session(id)).toMatchObject({ title: 'Prompt written late', message_count: 1 }));
+    } finally {
+      db.close();
+    }
+  });
+
   it('listing, searching and reading a session touch no file once nothing changes', async () => {
     await sessions();
     // Let background counting and watcher refreshes settle.

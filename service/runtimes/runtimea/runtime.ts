@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Core } from '../../core.js';
 import { HttpError } from '../../errors.js';
 import { resumed, turnTitle } from '../turn-books.js';
-import type { Approvals, PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
+import type { Approvals, ForkRequest, PreparedTurn, Runtime, TurnRequest } from '../runtime.js';
+import { forkRuntimeaSession } from './fork.js';
 import type { RuntimeaGateway } from './gateway.js';
 import { GatewayOperator } from './operator.js';
 import { agentWorkspace } from './workspace.js';
@@ -55,6 +56,11 @@ export class RuntimeaRuntime implements Runtime {
 
   async hasSession(sessionId: string): Promise<boolean> {
     return !!(await this.store.bySessionId(sessionId));
+  }
+
+  /** POST /api/sessions/{id}/fork: OpenClaw's own fork over the operator connection (fork.ts). */
+  fork(request: ForkRequest): Promise<{ sessionId: string }> {
+    return forkRuntimeaSession({ store: this.store, operator: this.operator }, request);
   }
 
   async prepare(request: TurnRequest): Promise<PreparedTurn> {
