@@ -45,7 +45,7 @@ export interface HistoryHome {
 }
 
 const DAY = 86_400_000;
-const VERSION = 1;
+const VERSION = 2;
 type Json = Record<string, any>;
 
 /** The cached history for `opts` under `cacheRoot`, written first when absent. */
@@ -182,17 +182,13 @@ class Writer {
       if (r.at > newestClaude.at) newestClaude = { id: r.id, file: r.file, at: r.at };
     }
     let codexBytes = 0;
-    let compressed = 0;
-    let compressedBytes = 0;
+    const rollouts: Array<{ file: string; bytes: number; at: number }> = [];
     for (let i = 0; i < codexN; i++) {
       const r = this.codexRollout(codexHome, this.sessionStart(), codexSizes[i]!);
       codexBytes += r.bytes;
-      if (i % 10 === 0) {
-        execFileSync('zstd', ['-q', '--rm', r.file]);
-        compressed++;
-        compressedBytes += r.bytes;
-      }
+      rollouts.push(r);
     }
+    const { compressed, compressedBytes } = compressIdle(rollouts, Math.floor(codexN / 10), this.now);
     const big = this.codexRollout(codexHome, this.now - 2 * DAY, this.opts.bigBytes);
     const sorted = [...this.sizes].sort((a, b) => a - b);
     return {
@@ -289,7 +285,7 @@ class Writer {
     return out.bytes;
   }
 
-  private codexRollout(home: string, start: number, target: number): { id: string; file: string; bytes: number } {
+  private codexRollout(home: string, start: number, target: number): { id: string; file: string; bytes: number; at: number } {
     const id = uuid(this.rand);
     const fixtureId = '01a1fea5-8c7b-7943-a9b1-1514d8f61ca9';
     const startIso = new Date(start).toISOString();
@@ -331,6 +327,24 @@ class Writer {
     }
     out.close(t);
     this.sizes.push(out.bytes);
-    return { id, file: out.file, bytes: out.bytes };
+    return { id, file: out.file, bytes: out.bytes, at: t };
   }
+}
+
+/**
+ * Compresses `count` rollouts as Codex 0.137+ does (`zstd`, the plain file removed), taken
+ * evenly among those idle for over 7 days (Codex leaves the others plain).
+ */
+export function compressIdle(rollouts: Array<{ file: string; bytes: number; at: number }>, count: number, now: number): { compressed: number; compressedBytes: number } {
+  const idle = rollouts.filter((r) => now - r.at > 7 * DAY);
+  const step = idle.length / Math.max(1, count);
+  let compressedBytes = 0;
+  let compressed = 0;
+  for (let k = 0; k < count && k * step < idle.length; k++) {
+    const r = idle[Math.floor(k * step)]!;
+    execFileSync('zstd', ['-q', '--rm', r.file]);
+    compressed++;
+    compressedBytes += r.bytes;
+  }
+  return { compressed, compressedBytes };
 }
