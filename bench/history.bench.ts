@@ -13,7 +13,7 @@
  * - usage's first pass (the aggregates dropped, /api/usage over the whole range) in MB/s of
  *   history, beside ccusage (`claude daily` and `codex daily`, --json --offline, each over its
  *   program's files) and a bare `JSON.parse` loop over every plain file, in the same run.
- * HISTORY_BENCH_PROF=<dir>: each service process writes a CPU profile there (`node --cpu-prof`).
+ * HISTORY_BENCH_PROF=<dir>: each service process writes a CPU profile of its main thread there.
  * Scale: HISTORY_BENCH_SESSIONS (default 2,000), HISTORY_BENCH_MB (default 200) and
  * HISTORY_BENCH_BIG_MB (default 100). The issue's size, the documented way to run it:
  *   HISTORY_BENCH_SESSIONS=20000 HISTORY_BENCH_MB=5120 HISTORY_BENCH_BIG_MB=2048 \
@@ -33,7 +33,8 @@ const SESSIONS = Number(process.env.HISTORY_BENCH_SESSIONS ?? 2000);
 const BYTES = Number(process.env.HISTORY_BENCH_MB ?? 200) * MB;
 const BIG = Number(process.env.HISTORY_BENCH_BIG_MB ?? 100) * MB;
 const CACHE = process.env.HISTORY_BENCH_CACHE ?? '/tmp/space-bench-history';
-const START = 'build/start.mjs';
+/** The service's entry: `npm start`'s, or the same with a CPU profile (bench/prof-entry.mjs). */
+const START = process.env.HISTORY_BENCH_PROF ? 'bench/prof-entry.mjs' : 'build/start.mjs';
 const load = (): string => `load ${os.loadavg()[0]!.toFixed(1)}`;
 const mbps = (bytes: number, ms: number): string => `${(bytes / MB / (ms / 1000)).toFixed(0)} MB/s`;
 
@@ -47,7 +48,7 @@ function files(dir: string, ends: string): string[] {
 /** The service's env; HISTORY_BENCH_PROF=<dir> has each service process write a CPU profile there. */
 function serviceEnv(made: HistoryHome, level = 'info'): Record<string, string> {
   const prof = process.env.HISTORY_BENCH_PROF;
-  return { SPACE_LOG_LEVEL: level, CLAUDE_CONFIG_DIR: made.claudeDir, CODEX_HOME: made.codexHome, ...(prof ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof}` } : {}) };
+  return { SPACE_LOG_LEVEL: level, CLAUDE_CONFIG_DIR: made.claudeDir, CODEX_HOME: made.codexHome, ...(prof ? { SPACE_BENCH_PROF_DIR: prof } : {}) };
 }
 
 /** Spawn to the first complete first page: every session in `total`, each on the page titled. */
