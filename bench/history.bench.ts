@@ -13,6 +13,7 @@
  * - usage's first pass (the aggregates dropped, /api/usage over the whole range) in MB/s of
  *   history, beside ccusage (`claude daily` and `codex daily`, --json --offline, each over its
  *   program's files) and a bare `JSON.parse` loop over every plain file, in the same run.
+ * HISTORY_BENCH_FIRST_ONLY=1 stops after the first start and the append.
  * HISTORY_BENCH_PROF=<dir>: each service process writes a CPU profile of its main thread there.
  * Scale: HISTORY_BENCH_SESSIONS (default 2,000), HISTORY_BENCH_MB (default 200) and
  * HISTORY_BENCH_BIG_MB (default 100). The issue's size, the documented way to run it:
@@ -212,6 +213,8 @@ async function main(): Promise<void> {
     const service = await firstStart(home, made);
     await terminalAppend(service, made);
     await service.stop();
+    // HISTORY_BENCH_FIRST_ONLY=1: the first start alone (a change to it measured quickly).
+    if (process.env.HISTORY_BENCH_FIRST_ONLY) return;
     await restart(home, made);
     const serviceRate = await usagePass(home, made);
 
