@@ -17,7 +17,7 @@ import { rootList } from './history-layout.js';
 export type { LogChange } from './source-files.js';
 
 /** Logs whose first prompts are read and listed before the others' (a first page and more). */
-const FIRST_TITLES = 500;
+const FIRST_TITLES = 200;
 
 /** How long `settle` waits for the watcher to bring a session it does not know yet. */
 const NEW_SESSION_WAIT_MS = 1000;
