@@ -13,6 +13,7 @@
  * - usage's first pass (the aggregates dropped, /api/usage over the whole range) in MB/s of
  *   history, beside ccusage (`claude daily` and `codex daily`, --json --offline, each over its
  *   program's files) and a bare `JSON.parse` loop over every plain file, in the same run.
+ * HISTORY_BENCH_LOG=1 prints the service's timed log lines of the first start.
  * HISTORY_BENCH_FIRST_ONLY=1 stops after the first start and the append.
  * HISTORY_BENCH_PROF=<dir>: each service process writes a CPU profile of its main thread there.
  * Scale: HISTORY_BENCH_SESSIONS (default 2,000), HISTORY_BENCH_MB (default 200) and
@@ -124,6 +125,8 @@ function ccusage(program: 'claude' | 'codex', env: Record<string, string>): numb
 async function firstStart(home: string, made: HistoryHome): Promise<ChildService> {
   const first = await firstPage(home, made);
   const service = first.service;
+  // The service's own timings of its start (HISTORY_BENCH_LOG=1).
+  if (process.env.HISTORY_BENCH_LOG) for (const line of service.output().split('\n').filter((l) => /"ms":/.test(l))) console.log(`    ${line.slice(0, 300)}`);
   row('first start: complete first page', `${first.ms.toFixed(0)} ms (goal < 3 s)${first.missing}, peak RSS ${(first.rss.stop() / MB).toFixed(0)} MB to then (${load()})`);
   // What the first start goes on doing (kept copies, usage, message counts, full-text index).
   const later = sampleRss(service.pid, 50);
