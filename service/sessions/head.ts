@@ -8,8 +8,14 @@ import type { LogFormat } from './types.js';
 
 /** How far into a log the first prompt is looked for. */
 export const HEAD_BYTES = 1024 * 1024;
-/** What the start-up build reads of each log at first (enough for every recorded format). */
+/** What the start-up build reads of each log at first (Claude Code's first prompt is within it). */
 export const QUICK_HEAD_BYTES = 64 * 1024;
+/**
+ * How far a log is read for its first prompt before reading up to HEAD_BYTES: a Codex 0.169
+ * rollout states about 90 KB of instructions and tools before it (session_meta, developer
+ * messages), and reading 1 MB of each of thousands of rollouts was most of a first start.
+ */
+const NEAR_HEAD_BYTES = 256 * 1024;
 
 export interface Head {
   /** The first user prompt, when found. */
@@ -36,13 +42,19 @@ export function headIn(bytes: Buffer, format: LogFormat): Omit<Head, 'final'> {
     if (nl === -1) return directory ? { directory } : {};
     const line = bytes.subarray(start, nl);
     directory ??= directoryIn(line, format);
-    const prompt = firstUserText(lineEntries(format, line, true, { position: start, fallbackTime: '' }));
+    const prompt = promptOf(line, start, format);
     if (prompt !== undefined) return { prompt, ...(directory ? { directory } : {}) };
     start = nl + 1;
   }
 }
 
 const CWD = Buffer.from('"cwd":"');
+
+/** A line's user prompt; a line its format's peek is sure holds no message is not parsed (a rollout's instructions, events). */
+function promptOf(line: Buffer, position: number, format: LogFormat): string | undefined {
+  if (FORMATS[format].peek(line)?.length === 0) return undefined;
+  return firstUserText(lineEntries(format, line, true, { position, fallbackTime: '' }));
+}
 
 /** The directory a line states, for formats that state one (only lines that name a cwd are parsed again). */
 function directoryIn(line: Buffer, format: LogFormat): string | undefined {
@@ -60,18 +72,26 @@ export async function readHead(file: string, format: LogFormat): Promise<Head> {
   const fh = await open(file, 'r');
   try {
     const { size } = await fh.stat();
-    const to = Math.min(size, HEAD_BYTES);
-    let directory: string | undefined;
-    const stated = (): { directory?: string } => (directory ? { directory } : {});
-    for await (const batch of forwardLines(fh, 0, to)) {
-      for (const line of batch) {
-        directory ??= directoryIn(line.bytes, format);
-        const prompt = firstUserText(lineEntries(format, line.bytes, true, { position: line.start, fallbackTime: '' }));
-        if (prompt !== undefined) return { prompt, final: true, ...stated() };
-      }
-    }
-    return { final: size >= HEAD_BYTES, ...stated() };
+    // The near part first; the rest up to HEAD_BYTES only for a log whose prompt is further.
+    const near = await headBetween(fh, format, Math.min(size, NEAR_HEAD_BYTES));
+    if (near.prompt !== undefined || size <= NEAR_HEAD_BYTES) return { ...near, final: near.prompt !== undefined || size >= HEAD_BYTES };
+    const far = await headBetween(fh, format, Math.min(size, HEAD_BYTES));
+    return { ...far, final: far.prompt !== undefined || size >= HEAD_BYTES };
   } finally {
     await fh.close();
   }
+}
+
+/** The first prompt and the directory stated before it, among the lines of a log's first `to` bytes. */
+async function headBetween(fh: Awaited<ReturnType<typeof open>>, format: LogFormat, to: number): Promise<Omit<Head, 'final'>> {
+  let directory: string | undefined;
+  const stated = (): { directory?: string } => (directory ? { directory } : {});
+  for await (const batch of forwardLines(fh, 0, to)) {
+    for (const line of batch) {
+      directory ??= directoryIn(line.bytes, format);
+      const prompt = promptOf(line.bytes, line.start, format);
+      if (prompt !== undefined) return { prompt, ...stated() };
+    }
+  }
+  return stated();
 }

@@ -16,6 +16,9 @@ import { rootList, type HistoryRoots } from './history-layout.js';
 
 export type { LogChange } from './source-files.js';
 
+/** Logs whose first prompts are read and listed before the others' (a first page and more). */
+const FIRST_TITLES = 200;
+
 /** How long `settle` waits for the watcher to bring a session it does not know yet. */
 const NEW_SESSION_WAIT_MS = 1000;
 
@@ -360,9 +363,29 @@ export class SessionIndex {
     const titled = titledIds(records);
     const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
     if (options.titlesOnly && untitled.length === 0) return false;
-    if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(untitled);
+    if (untitled.length > 0 && !options.deferTitles) {
+      // The newest logs first, listed at once: the first page needs only them, and reading the
+      // head of every log of a large terminal history takes minutes on a cold disk.
+      const first = untitled.length > FIRST_TITLES ? this.newestLogs(untitled, FIRST_TITLES) : untitled;
+      await this.files.readTitles(first);
+      if (first !== untitled) {
+        this.setViews(this.merge(records));
+        const read = new Set(first);
+        await this.files.readTitles(untitled.filter((log) => !read.has(log)));
+      }
+    }
     this.setViews(this.merge(records));
     return true;
+  }
+
+  /** The `n` logs last written. */
+  private newestLogs(logs: LogRef[], n: number): LogRef[] {
+    const mtime = (log: LogRef): number => this.fileKey(log)?.mtimeMs ?? 0;
+    return logs
+      .map((log) => [mtime(log), log] as const)
+      .sort((a, b) => b[0] - a[0])
+      .slice(0, n)
+      .map(([, log]) => log);
   }
 
   private setViews(views: SessionView[]): void {
