@@ -48,6 +48,8 @@ const oddLines: Record<LogFormat, string[]> = {
     '{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"text","text":"x"}],"details":{"type":"toolCall"}}}',
     '{"type":"message","id":"a","message":{"role":"assistant","content": [{"type":"text","text":"spaced"}]}}',
     '{"type":"message","id":"a","message":{"role":"assistant","content": [{"type":"toolCall","id":"1","name":"n","arguments":{}}]}}',
+    // Escaped quotes about where the byte loop for a string's end hands over to the native search.
+    ...[29, 30, 31, 32, 33].map((n) => `{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"text","text":"${'y'.repeat(n)}\\"q\\" more"},{"type":"toolCall","id":"1","name":"n","arguments":{"${'k'.repeat(n)}":"v"}}]}}`),
     // The message key far into the line (past the byte loop of quick.ts's indexNear).
     `{"type":"message","id":"${'x'.repeat(600)}","message":{"role":"user","content":"far"}}`,
     `{"type":"message","id":"${'x'.repeat(600)}","messages":{"role":"user","content":"no message key"}}`,
