@@ -29,6 +29,11 @@ import { writeRealHome } from './real-home.js';
 import { bareNewlineCount, cpuMsOf, MB, median, ok, percentile, row, rssOf, sampleRss, timed } from './lib.js';
 
 const ROUNDS = 100;
+/**
+ * Which rows to run (`SESSIONS_BENCH_ROWS=real,generated,biglog`, default all): one row at a
+ * time while working on it; figures to record come from a run of all three.
+ */
+const ROWS = new Set((process.env.SESSIONS_BENCH_ROWS ?? 'real,generated,biglog').split(','));
 /** What `npm start` runs: the build check, then the built service, in one process. */
 const START = 'build/start.mjs';
 
@@ -186,8 +191,8 @@ async function homeRows(home: string, corpus: Corpus): Promise<void> {
 
 // The issue's home: OpenClaw's file store of 4 agents (full-size entries, no titles) and its
 // SQLite store, Claude Code sessions run by the service (store and project index), logs.
-const realHome = await mkdtemp(path.join(os.tmpdir(), 'space-bench-real-home-'));
-try {
+const realHome = ROWS.has('real') ? await mkdtemp(path.join(os.tmpdir(), 'space-bench-real-home-')) : undefined;
+if (realHome) try {
   const [writeMs, real] = await timed(() => writeRealHome(realHome, { runtimeaSessions: 5_990, cliaSessions: 4_011, logBytes: 745 * MB, bigLogBytes: 500 * MB }));
   console.log('\n  real home (issue 35)');
   row('corpus', `${real.total.toLocaleString('en')} sessions (5,990 OpenClaw file store of 4 agents, full-size entries, no titles; 7 in its SQLite store; 4,011 clia in the service's store and their projects' sessionslist.json, 30 % with a directory history); index files ${mb(real.indexBytes)}, logs ${mb(real.logBytes)} and one of ${mb(500 * MB)}; written in ${(writeMs / 1000).toFixed(1)} s`);
@@ -197,8 +202,8 @@ try {
 }
 
 // The generated corpus of earlier runs: 10,000 sessions, each in one store.
-const home = await mkdtemp(path.join(os.tmpdir(), 'space-bench-sessions-'));
-try {
+const home = ROWS.has('generated') ? await mkdtemp(path.join(os.tmpdir(), 'space-bench-sessions-')) : undefined;
+if (home) try {
   const [writeMs, corpus] = await timed(() => writeCorpus(home, { sessions: 10_000 }));
   console.log('\n  generated corpus (earlier runs)');
   row('corpus', `10,000 sessions (3,334 runtimea, 3,333 clia, 3,333 clib), written in ${(writeMs / 1000).toFixed(1)} s`);
@@ -208,8 +213,8 @@ try {
 }
 
 // A 500 MB log
-const bigHome = await mkdtemp(path.join(os.tmpdir(), 'space-bench-biglog-'));
-try {
+const bigHome = ROWS.has('biglog') ? await mkdtemp(path.join(os.tmpdir(), 'space-bench-biglog-')) : undefined;
+if (bigHome) try {
   const dir = path.join(bigHome, '.runtimea', 'agents', 'main', 'sessions');
   await mkdir(dir, { recursive: true });
   const id = 'b16b16b1-0000-4000-a000-000000000000';

@@ -12,14 +12,17 @@ export interface ForkedFrom {
 
 export class ForkBook {
   private readonly file: JsonFile<Record<string, ForkedFrom>>;
-  private loaded: Promise<Record<string, ForkedFrom>> | undefined;
+  private loaded: Promise<Record<string, ForkedFrom>>;
 
   constructor(dir: string) {
     this.file = new JsonFile(path.join(dir, 'forks.json'), () => ({}), { mode: 0o600, dirMode: 0o700 });
+    // Read at start, beside the session index's build: read when the first listing asked for
+    // it, the listing waited for that read while the start's background passes (a SQLite
+    // store's count, 45 ms) took the thread: 80 ms of a restart's first page (docs/startup.md).
+    this.loaded = this.file.read().catch(() => ({}));
   }
 
   async forkedFrom(sessionId: string): Promise<ForkedFrom | undefined> {
-    this.loaded ??= this.file.read().catch(() => ({}));
     return Object.hasOwn(await this.loaded, sessionId) ? (await this.loaded)[sessionId] : undefined;
   }
 

@@ -62,6 +62,22 @@ export function startsWith(line: Buffer, pattern: Buffer, at: number): boolean {
   return true;
 }
 
+/** Bytes searched in JS before handing the rest to Buffer.indexOf (see `indexNear`). */
+const NEAR_BYTES = 512;
+
+/**
+ * `line.indexOf(pattern, from)` for a pattern that starts with a quote and is usually found
+ * within a few hundred bytes: a byte loop there, then Buffer.indexOf for the rest. Each
+ * Buffer.indexOf costs about 150-250 ns of call overhead whatever it scans; once per line of a
+ * 500 MB log (1.2 million lines) that was a third of the count's time.
+ */
+export function indexNear(line: Buffer, pattern: Buffer, from: number): number {
+  const first = pattern[0];
+  const near = Math.min(line.length - pattern.length + 1, from + NEAR_BYTES);
+  for (let i = from; i < near; i++) if (line[i] === first && startsWith(line, pattern, i)) return i;
+  return near < from + NEAR_BYTES ? -1 : line.indexOf(pattern, near);
+}
+
 /** A line shaped like a whole JSON object (a cut line fails this and gets parsed). */
 export function looksWhole(line: Buffer): boolean {
   return line.length >= 2 && line[0] === 0x7b && line[line.length - 1] === 0x7d;
@@ -95,13 +111,23 @@ export function skipValue(line: Buffer, i: number): number {
 function skipString(line: Buffer, i: number): number {
   let j = i + 1;
   for (;;) {
-    const q = line.indexOf(QUOTE, j);
+    const q = quoteFrom(line, j);
     if (q === -1) return -1;
     let slashes = 0;
     for (let k = q - 1; k > i && line[k] === BACKSLASH; k--) slashes++;
     if (slashes % 2 === 0) return q + 1;
     j = q + 1;
   }
+}
+
+/** Bytes looked at in JS for a closing quote before Buffer.indexOf: keys and short values end within them. */
+const NEAR_QUOTE = 32;
+
+/** `line.indexOf(QUOTE, from)`, without the native call's overhead for a short string (most keys). */
+function quoteFrom(line: Buffer, from: number): number {
+  const near = Math.min(line.length, from + NEAR_QUOTE);
+  for (let k = from; k < near; k++) if (line[k] === QUOTE) return k;
+  return near === line.length ? -1 : line.indexOf(QUOTE, near);
 }
 
 /** Calls `each(start)` with the start of every element of the array opening at `i`; false when not compact JSON. */

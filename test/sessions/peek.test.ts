@@ -44,6 +44,15 @@ const oddLines: Record<LogFormat, string[]> = {
     '{"type":"message","id":"c","message":{"role":"custom","customType":"other"}}',
     '{"type":"compaction","firstKeptEntryId":"x"}',
     '{"id":"x","type":"message","message":{"role":"user","content":"key order differs"}}',
+    // The content walked first: a tool call's type outside the content, a content that is not compact JSON.
+    '{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"text","text":"x"}],"details":{"type":"toolCall"}}}',
+    '{"type":"message","id":"a","message":{"role":"assistant","content": [{"type":"text","text":"spaced"}]}}',
+    '{"type":"message","id":"a","message":{"role":"assistant","content": [{"type":"toolCall","id":"1","name":"n","arguments":{}}]}}',
+    // Escaped quotes about where the byte loop for a string's end hands over to the native search.
+    ...[29, 30, 31, 32, 33].map((n) => `{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"text","text":"${'y'.repeat(n)}\\"q\\" more"},{"type":"toolCall","id":"1","name":"n","arguments":{"${'k'.repeat(n)}":"v"}}]}}`),
+    // The message key far into the line (past the byte loop of quick.ts's indexNear).
+    `{"type":"message","id":"${'x'.repeat(600)}","message":{"role":"user","content":"far"}}`,
+    `{"type":"message","id":"${'x'.repeat(600)}","messages":{"role":"user","content":"no message key"}}`,
   ],
   clia: [
     '{"type":"system","subtype":"compact_boundary","parentUuid":null,"logicalParentUuid":"a","uuid":"b","compact_metadata":{"trigger":"auto","pre_tokens":150000}}',

@@ -52,6 +52,12 @@ describe('the pretty-printed sessions.json, field by field', () => {
     }
   });
 
+  it('a field given twice in an entry: the last one, as JSON.parse takes it; names that only start like a field are other fields', () => {
+    const text = ['{', '  "k": {', '    "sessionId": "first",', '    "sessionIdX": "x",', '    "titles": "not the title",', '    "updatedAt": 1,', '    "sessionId": "last",', '    "title": "t"', '  }', '}'].join('\n');
+    expect(prettyIndex(text, INDEX_FIELDS)).toEqual(expected(text, INDEX_FIELDS));
+    expect(prettyIndex(text, INDEX_FIELDS)).toEqual([['k', { sessionId: 'last', updatedAt: 1, title: 't' }]]);
+  });
+
   it('the listing reads the same records from it as from the whole document', () => {
     for (const text of [recorded, JSON.stringify(JSON.parse(JSON.stringify(tricky)), null, 2)]) {
       const file = '/home/u/.runtimea/agents/main/sessions/sessions.json';
