@@ -103,11 +103,27 @@ export class CheckpointStore {
     const skipped = await this.oversized(store.workTree, files);
     await writeFile(exclude, await excludeLines(store.workTree, nested, skipped.map((s) => s.path)));
     if (skipped.length > 0) await this.git(store, { args: ['update-index', '-z', '--force-remove', '--stdin'], input: skipped.map((s) => `${s.path}\0`).join(''), deadline });
-    await this.git(store, { args: ['add', '-A', '--ignore-errors', '--', '.'], deadline, okCodes: [1] });
+    const left = new Set(skipped.map((s) => s.path));
+    await this.stage(store, files.filter((file) => !left.has(file)), deadline);
     // No ref per checkpoint: the store is never collected except by pruning, which first names
     // every tree a ledger still holds (prune.ts).
     const tree = (await this.git(store, { args: ['write-tree'], deadline })).stdout.toString().trim();
     return { ok: true, tree, skipped, notCovered: nested.sort() };
+  }
+
+  /**
+   * Stages what ls-files named (new, modified, deleted) without a second walk of the tree. A
+   * path update-index cannot take (unreadable, a file that became a folder) makes it refuse
+   * the whole list: then `add -A --ignore-errors` walks the tree, skipping what it cannot read.
+   */
+  private async stage(store: GitStore, paths: readonly string[], deadline: number): Promise<void> {
+    if (paths.length === 0) return;
+    try {
+      await this.git(store, { args: ['update-index', '--add', '--remove', '--replace', '-z', '--stdin'], input: paths.map((p) => `${p}\0`).join(''), deadline });
+    } catch (err) {
+      if (err instanceof GitError && err.timedOut) throw err;
+      await this.git(store, { args: ['add', '-A', '--ignore-errors', '--', '.'], deadline, okCodes: [1] });
+    }
   }
 
   /** Creates the store on first use (atomically: a half-made one is never used) and clears a lock a killed run left. */

@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -256,4 +256,34 @@ describe.skipIf(!claude)('fork a claude conversation', () => {
     expect(originalSent.some((t) => t.includes('Say hello from the fork'))).toBe(false);
     expect(originalSent.at(-1)).toBe('Say hello from the original');
   }, 240_000);
+  it('a shell turn that deletes a file, makes a file a folder, changes a mode and adds a link: all in its diff, all put back by its revert', async () => {
+    const dir = path.join(chat.home, 'space-projects', 'shapes');
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, 'gone.txt'), 'deleted by the turn\n');
+    await writeFile(path.join(dir, 'shape.txt'), 'a file that becomes a folder\n');
+    await writeFile(path.join(dir, 'run.sh'), 'echo run\n');
+    await chmod(path.join(dir, 'run.sh'), 0o644);
+    const { sessionId, turnId } = await turn('Please run `rm gone.txt shape.txt && mkdir shape.txt && echo inner > shape.txt/inner && chmod 755 run.sh && ln -s run.sh link`', undefined, 'shapes');
+    const diff = await diffOf(sessionId, turnId);
+    expect(diff.files.map((f: any) => [f.path, f.status])).toEqual([
+      ['gone.txt', 'deleted'],
+      ['link', 'added'],
+      ['run.sh', 'modified'],
+      ['shape.txt', 'deleted'],
+      ['shape.txt/inner', 'added'],
+    ]);
+    const undone = await revert(sessionId, turnId);
+    expect(undone.status, undone.text).toBe(200);
+    expect(await readFile(path.join(dir, 'gone.txt'), 'utf8')).toBe('deleted by the turn\n');
+    expect(await readFile(path.join(dir, 'shape.txt'), 'utf8')).toBe('a file that becomes a folder\n');
+    expect((await stat(path.join(dir, 'run.sh'))).mode & 0o777).toBe(0o644);
+    expect(existsSync(path.join(dir, 'link'))).toBe(false);
+    // The revert's own entry holds the way back (redo).
+    const redo = await revert(sessionId, undone.json().turn_id);
+    expect(redo.status, redo.text).toBe(200);
+    expect((await lstat(path.join(dir, 'link'))).isSymbolicLink()).toBe(true);
+    expect(await readlink(path.join(dir, 'link'))).toBe('run.sh');
+    expect(await readFile(path.join(dir, 'shape.txt', 'inner'), 'utf8')).toBe('inner\n');
+    expect((await stat(path.join(dir, 'run.sh'))).mode & 0o777).toBe(0o755);
+  }, 180_000);
 });
