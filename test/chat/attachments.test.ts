@@ -1,15 +1,14 @@
-import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveAttachments } from '../../service/chat/attachments.js';
 import type { Runtime } from '../../service/runtimes/runtime.js';
-import { codexConfigToml } from '../fakes/codex-config.js';
 import { startFakeResponses, type FakeResponses } from '../fakes/openai-responses.js';
 import { answered, bytes, upload } from '../helpers/multipart.js';
 import { realProgram } from '../helpers/programs.js';
 import { startService, type TestService } from '../helpers/service.js';
-import { codexLoginWithApiKey } from '../helpers/setups.js';
+import { codexLaneHome } from '../helpers/setups.js';
 import { openSse } from '../helpers/sse.js';
 
 /**
@@ -33,11 +32,7 @@ beforeAll(async () => {
   const codexHome = svc.service.ctx.config.paths.codexHome;
   // The user's Codex home as they make it: `codex login` (here with an API key), then their own
   // provider lines in config.toml.
-  if (codex) await codexLoginWithApiKey(codex, { HOME: svc.home }, 'sk-login-of-the-user');
-  await mkdir(codexHome, { recursive: true });
-  await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
-  await mkdir(path.join(svc.home, '.runtimea'), { recursive: true });
-  await writeFile(path.join(svc.home, '.runtimea', '.env'), 'PROVB_API_KEY=sk-provb-attach\n');
+  if (codex) await codexLaneHome({ codex, home: svc.home, codexHome, responsesUrl: fake.url, provbKey: 'sk-provb-attach' });
   await mkdir(path.join(svc.home, 'pics'), { recursive: true });
   await writeFile(path.join(svc.home, 'pics', 'shot.png'), PNG);
   await writeFile(path.join(svc.home, 'pics', 'notes.txt'), 'some notes\n');

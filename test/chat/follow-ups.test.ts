@@ -1,12 +1,11 @@
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codexConfigToml } from '../fakes/codex-config.js';
 import { startFakeResponses, type FakeResponses } from '../fakes/openai-responses.js';
 import { realProgram } from '../helpers/programs.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { openSse, type SseConnection } from '../helpers/sse.js';
-import { codexLoginWithApiKey } from '../helpers/setups.js';
+import { codexLaneHome } from '../helpers/setups.js';
 
 /**
  * Follow-ups while a turn runs, through HTTP on the real codex (app-server) against the
@@ -27,11 +26,7 @@ describe.skipIf(!codex)('follow-ups on the real codex', () => {
     const codexHome = svc.service.ctx.config.paths.codexHome;
     // The user's Codex home as they make it: `codex login` (here with an API key), then their own
     // provider lines in config.toml.
-    await codexLoginWithApiKey(codex!, { HOME: svc.home }, 'sk-login-of-the-user');
-    await mkdir(codexHome, { recursive: true });
-    await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
-    await mkdir(path.join(svc.home, '.runtimea'), { recursive: true });
-    await writeFile(path.join(svc.home, '.runtimea', '.env'), 'PROVB_API_KEY=sk-provb-follow\n');
+    if (codex) await codexLaneHome({ codex, home: svc.home, codexHome, responsesUrl: fake.url, provbKey: 'sk-provb-follow' });
   });
   afterAll(async () => {
     await svc?.close();

@@ -1,12 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codexConfigToml } from '../fakes/codex-config.js';
 import { startFakeResponses, type FakeResponses } from '../fakes/openai-responses.js';
 import { startChat, type ChatService } from '../helpers/chat.js';
 import { realProgram } from '../helpers/programs.js';
-import { codexLoginWithApiKey } from '../helpers/setups.js';
+import { codexLaneHome } from '../helpers/setups.js';
 import { allowedTurn } from './turns.js';
 import { repoState, userRepository } from './user-repository.js';
 
@@ -28,11 +27,7 @@ beforeAll(async () => {
   fake = await startFakeResponses({ apiKey: KEY });
   chat = await startChat({ SPACE_CLIB_BIN: codex });
   const codexHome = chat.service.ctx.config.paths.codexHome;
-  await codexLoginWithApiKey(codex, { HOME: chat.home }, 'sk-login-of-the-user');
-  await mkdir(codexHome, { recursive: true });
-  await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
-  await mkdir(path.join(chat.home, '.runtimea'), { recursive: true });
-  await writeFile(path.join(chat.home, '.runtimea', '.env'), `PROVB_API_KEY=${KEY}\n`, { mode: 0o600 });
+  if (codex) await codexLaneHome({ codex, home: chat.home, codexHome, responsesUrl: fake.url, provbKey: KEY });
   project = path.join(chat.home, 'space-projects', 'cx');
   await mkdir(project, { recursive: true });
   await writeFile(path.join(project, 'existing.txt'), 'alpha\nbeta\n');

@@ -1,14 +1,12 @@
 import { spawn } from 'node:child_process';
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CliSessionStore } from '../../service/runtimes/cli-session-store.js';
-import { codexConfigToml } from '../fakes/codex-config.js';
 import { startFakeResponses, type FakeResponses } from '../fakes/openai-responses.js';
 import { realProgram } from '../helpers/programs.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { openSse, type SseConnection, type SseEvent } from '../helpers/sse.js';
-import { codexLoginWithApiKey } from '../helpers/setups.js';
+import { codexLaneHome } from '../helpers/setups.js';
 import { cliaTranscript } from '../sessions/fixtures.js';
 
 /**
@@ -28,11 +26,7 @@ beforeAll(async () => {
   const codexHome = svc.service.ctx.config.paths.codexHome;
   // The user's Codex home as they make it: `codex login` (here with an API key), then their own
   // provider lines in config.toml.
-  if (codex) await codexLoginWithApiKey(codex, { HOME: svc.home }, 'sk-login-of-the-user');
-  await mkdir(codexHome, { recursive: true });
-  await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
-  await mkdir(path.join(svc.home, '.runtimea'), { recursive: true });
-  await writeFile(path.join(svc.home, '.runtimea', '.env'), 'PROVB_API_KEY=sk-provb-events\n');
+  if (codex) await codexLaneHome({ codex, home: svc.home, codexHome, responsesUrl: fake.url, provbKey: 'sk-provb-events' });
   await svc.service.ctx.sessions.current();
 });
 afterAll(async () => {

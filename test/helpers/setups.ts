@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { codexConfigToml } from '../fakes/codex-config.js';
 import type { TestService } from './service.js';
 
 /**
@@ -39,6 +42,18 @@ export function runSetup(command: string, args: readonly string[], env: NodeJS.P
 /** `codex login --with-api-key` (the key on stdin, as codex's help shows): codex makes its home and auth.json. */
 export function codexLoginWithApiKey(codex: string, env: { HOME: string; CODEX_HOME?: string }, key: string): Promise<Ran> {
   return runSetup(codex, ['login', '--with-api-key'], { PATH: process.env.PATH, ...env }, `${key}\n`);
+}
+
+/**
+ * A Codex lane's homes as the user makes them: `codex login` (an API key), their provider lines
+ * for the Responses double in config.toml, and the service's PROVB key (0600).
+ */
+export async function codexLaneHome(o: { codex: string; home: string; codexHome: string; responsesUrl: string; provbKey: string }): Promise<void> {
+  await codexLoginWithApiKey(o.codex, { HOME: o.home }, 'sk-login-of-the-user');
+  await mkdir(o.codexHome, { recursive: true });
+  await appendFile(path.join(o.codexHome, 'config.toml'), codexConfigToml(o.responsesUrl));
+  await mkdir(path.join(o.home, '.runtimea'), { recursive: true });
+  await writeFile(path.join(o.home, '.runtimea', '.env'), `PROVB_API_KEY=${o.provbKey}\n`, { mode: 0o600 });
 }
 
 /** The sign-in service double `claude setup-token` reaches (test/fakes/claude-oauth.ts). */

@@ -1,11 +1,9 @@
-import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codexConfigToml } from '../fakes/codex-config.js';
 import { startFakeResponses, type FakeResponses } from '../fakes/openai-responses.js';
 import { startChat, type ChatService } from '../helpers/chat.js';
 import { realProgram } from '../helpers/programs.js';
-import { codexLoginWithApiKey } from '../helpers/setups.js';
+import { codexLaneHome } from '../helpers/setups.js';
 
 /**
  * Context and plan limits on the real codex (app-server) behind /api/chat (docs/limits.md),
@@ -27,10 +25,7 @@ beforeAll(async () => {
   fake = await startFakeResponses({ apiKey: 'sk-provb-limits', headers: () => rateHeaders });
   chat = await startChat({ SPACE_CLIB_BIN: codex });
   const codexHome = chat.service.ctx.config.paths.codexHome;
-  await codexLoginWithApiKey(codex, { HOME: chat.home }, 'sk-login-of-the-user');
-  await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
-  await mkdir(path.join(chat.home, '.runtimea'), { recursive: true });
-  await writeFile(path.join(chat.home, '.runtimea', '.env'), 'PROVB_API_KEY=sk-provb-limits\n');
+  if (codex) await codexLaneHome({ codex, home: chat.home, codexHome, responsesUrl: fake.url, provbKey: 'sk-provb-limits' });
 }, 120_000);
 afterAll(async () => {
   await chat?.close();

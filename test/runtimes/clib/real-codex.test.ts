@@ -8,7 +8,7 @@ import { startFakeResponses, type FakeResponses } from '../../fakes/openai-respo
 import { textOf } from '../../helpers/events.js';
 import { realProgram } from '../../helpers/programs.js';
 import { startService, type TestService } from '../../helpers/service.js';
-import { codexLoginWithApiKey } from '../../helpers/setups.js';
+import { codexLaneHome, codexLoginWithApiKey } from '../../helpers/setups.js';
 
 /**
  * Real-program lane: the pinned real codex (app-server) driven by the clib adapter, inside the
@@ -27,10 +27,7 @@ describe.skipIf(!codex)('clib with the real codex', () => {
     fake = await startFakeResponses({ apiKey: 'sk-provb-real-lane', slowMs: 20_000 });
     svc = await startService({ env: { SPACE_CLIB_BIN: codex } });
     const codexHome = path.join(svc.home, '.codex');
-    await codexLoginWithApiKey(codex!, { HOME: svc.home }, 'sk-login-of-the-user');
-    await appendFile(path.join(codexHome, 'config.toml'), codexConfigToml(fake.url));
-    await mkdir(path.join(svc.home, '.runtimea'), { recursive: true });
-    await writeFile(path.join(svc.home, '.runtimea', '.env'), 'PROVB_API_KEY=sk-provb-real-lane\n');
+    if (codex) await codexLaneHome({ codex, home: svc.home, codexHome, responsesUrl: fake.url, provbKey: 'sk-provb-real-lane' });
     runtime = new ClibRuntime(svc.service.ctx);
   });
   afterAll(async () => {
@@ -52,7 +49,6 @@ describe.skipIf(!codex)('clib with the real codex', () => {
     }
     return { sessionId: turn.sessionId!, events };
   }
-
 
   let first: string;
 
