@@ -46,6 +46,9 @@ export interface HistoryRoots {
   clibKept?: string;
 }
 
+/** Every key of HistoryRoots (the switch sets and clears them together). */
+export const HISTORY_ROOT_KEYS = ['cliaHome', 'clibHome', 'clibArchive', 'cliaKept', 'clibKept'] as const satisfies ReadonlyArray<keyof HistoryRoots>;
+
 const DIR: PathRole = Object.freeze({ type: 'dir' });
 const FILES_ONLY: PathRole = Object.freeze({ type: 'dir', files: true });
 

@@ -12,7 +12,7 @@ import type { LogRef, SourceRecord } from './types.js';
 import type { IndexState } from './snapshot-format.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
-import { rootList, type HistoryRoots } from './history-layout.js';
+import { HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout.js';
 
 export type { LogChange } from './source-files.js';
 
@@ -399,8 +399,6 @@ export class SessionIndex {
     return { ...this.files.state(), ...(this.refreshing === 0 ? { views: this.views } : {}) };
   }
 }
-
-const HISTORY_ROOT_KEYS = ['cliaHome', 'clibHome', 'clibArchive', 'cliaKept', 'clibKept'] as const satisfies ReadonlyArray<keyof HistoryRoots>;
 
 /** Ids whose title comes from an index: the owning record's title, or a project index's. */
 function titledIds(records: readonly SourceRecord[]): Set<string> {

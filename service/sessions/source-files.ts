@@ -3,19 +3,21 @@ import path from 'node:path';
 import type { Logger } from '../log.js';
 import { changedPaths, isUnder, underAny, underRoots, type SavedKey } from './bulk-check.js';
 import { absentDir, proves, type DirKey } from './dir-key.js';
-import { eachStart, readdir, readFile, stat, statMany } from './disk.js';
+import { eachStart, readdir, stat, statMany } from './disk.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
 import { headIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
-import { lastDirectoryIn, LISTING_TAIL_BYTES, tailOf } from './last-directory.js';
-import { CodexNames, titleIn } from './program-title.js';
-import { newerTitle, type ProgramTitle } from '../transcripts/clia-title.js';
+import { readJson } from './index-file.js';
+import { lastDirectoryIn } from './last-directory.js';
+import { titleIn } from './program-title.js';
+import type { ProgramTitle } from '../transcripts/clia-title.js';
 import { TERMINAL_STORES } from './history-layout.js';
 import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
 import { eachLimited } from './limit.js';
 import type { LogReader, LogVersion } from './logs.js';
 import { cliaRecordSource, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
 import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
+import { TerminalHeads } from './terminal-heads.js';
 import { parseIndexForListing } from '../transcripts/runtimea-store.js';
 import { firstUserText } from '../transcripts/title.js';
 import type { LogRef, SourceRecord } from './types.js';
@@ -38,7 +40,6 @@ export type Known =
   | { role: 'sqlite'; key: string; records: SourceRecord[]; prompts: Map<string, string | undefined> };
 
 export const IO_CONCURRENCY = 32;
-const MAX_INDEX_BYTES = 64 * 1024 * 1024;
 
 /**
  * What the session files on disk say, file by file: index entries, logs (with their key and
@@ -51,13 +52,15 @@ export class SourceFiles {
   private readonly dirs = new Map<string, DirKey>();
   private referenced = new Set<string>();
   private sqliteWarned = false;
-  private readonly codexNames = new CodexNames();
+  private readonly terminal: TerminalHeads;
 
   constructor(
     private readonly roots: SessionRoots,
     private readonly reader: LogReader,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.terminal = new TerminalHeads(roots);
+  }
 
   /**
    * Everything the index learned, file by file, and the folders it listed (IndexSnapshot):
@@ -315,7 +318,7 @@ export class SourceFiles {
     const files = refs.flatMap((ref) => (ref.kind === 'file' ? [ref.path] : []));
     const further = new Map<string, ProgramTitle | undefined>();
     const tails: string[] = [];
-    if (files.some((f) => CODEX_STORES.has((this.files.get(f) as { store?: string } | undefined)?.store ?? ''))) await this.codexNames.refresh(this.codexIndexFile());
+    await this.terminal.refreshNames(files.map((f) => this.files.get(f)).flatMap((known) => (known?.role === 'log' ? [known.store] : [])));
     await eachStart(files, QUICK_HEAD_BYTES, (file, head, st) => {
       const known = this.files.get(file);
       if (known?.role !== 'log') return;
@@ -325,7 +328,7 @@ export class SourceFiles {
       if (TERMINAL_STORES.has(known.store)) {
         if (st.size <= QUICK_HEAD_BYTES) found.directory = lastDirectoryIn(head, format) ?? found.directory;
         else tails.push(file);
-        const title = this.ownTitle(known.store, known.id) ?? titleIn(head, format);
+        const title = this.terminal.ownTitle(known.store, known.id) ?? titleIn(head, format);
         if (title) found.title = title;
       }
       if (found.prompt !== undefined) known.head = { ...found, final: true, key: known.key };
@@ -345,36 +348,15 @@ export class SourceFiles {
   private async tailChanged(file: string, head: Head): Promise<boolean> {
     const before = [head.directory, head.title?.text];
     const known = this.files.get(file);
-    if (known?.role === 'log' && CODEX_STORES.has(known.store)) await this.codexNames.refresh(this.codexIndexFile());
+    if (known?.role === 'log') await this.terminal.refreshNames([known.store]);
     await this.readLastDirectory(file);
     return head.directory !== before[0] || head.title?.text !== before[1];
   }
 
-  /**
-   * A terminal log's last stated directory and newest title, from its last
-   * LISTING_TAIL_BYTES, into its head (Claude Code re-appends its title records after each
-   * turn, so the newest is in the tail); a Codex thread's name from session_index.jsonl.
-   */
+  /** A terminal log's last stated directory and newest title, into its head (terminal-heads.ts). */
   private async readLastDirectory(file: string): Promise<void> {
     const known = this.files.get(file);
-    if (known?.role !== 'log' || !known.head) return;
-    const format = STORE_FORMAT[known.store];
-    const tail = await tailOf(file, LISTING_TAIL_BYTES).catch(() => undefined);
-    const head = known.head;
-    const directory = tail && lastDirectoryIn(tail, format);
-    if (directory) head.directory = directory;
-    const title = this.ownTitle(known.store, known.id) ?? newerTitle(head.title, tail && titleIn(tail, format));
-    if (title) head.title = title;
-  }
-
-  /** A Codex thread's name (session_index.jsonl), as last read. */
-  private ownTitle(store: StoreName, id: string): ProgramTitle | undefined {
-    return CODEX_STORES.has(store) ? this.codexNames.title(id) : undefined;
-  }
-
-  /** Codex's index of thread names, beside its `sessions/` folder. */
-  private codexIndexFile(): string | undefined {
-    return this.roots.clibHome === undefined ? undefined : path.join(path.dirname(this.roots.clibHome), 'session_index.jsonl');
+    if (known?.role === 'log' && known.head) await this.terminal.readTail(file, known, known.head);
   }
 
   private readSqliteTitle(db: string, sessionId: string): void {
@@ -415,34 +397,6 @@ export class SourceFiles {
   }
 }
 
-/** The stores of Codex rollouts, whose names are in the Codex home's session_index.jsonl. */
-const CODEX_STORES: ReadonlySet<string> = new Set<StoreName>(['clib-home', 'clib-kept']);
-
 function isCompressed(file: string): boolean {
   return file.endsWith('.zst');
-}
-
-/**
- * Index files this large are read one at a time: each is a string of its size while it is read
- * (OpenClaw's index of 1,500 sessions is 23 MB; four agents read at once held about 100 MB more
- * at a first start's peak).
- */
-const BIG_INDEX_BYTES = 4 * 1024 * 1024;
-let bigIndexTurn: Promise<unknown> = Promise.resolve();
-
-async function readJson(file: string, key: FileKey, parse: (text: string) => unknown = JSON.parse): Promise<unknown> {
-  if (key.size > MAX_INDEX_BYTES) return undefined;
-  if (key.size < BIG_INDEX_BYTES) return readParsed(file, parse);
-  const turn = bigIndexTurn.then(() => readParsed(file, parse));
-  bigIndexTurn = turn;
-  return turn;
-}
-
-async function readParsed(file: string, parse: (text: string) => unknown): Promise<unknown> {
-  try {
-    return parse(await readFile(file, 'utf8'));
-  } catch {
-    // Half-written by a writer that is not atomic, or not JSON: keep what was read before.
-    return undefined;
-  }
 }
