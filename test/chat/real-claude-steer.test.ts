@@ -30,7 +30,7 @@ beforeAll(async () => {
   // Signed in as a user does: the real `claude setup-token` through the service.
   await claudeSetupToken(chat, oauth);
   await mkdir(path.join(chat.home, 'pics'), { recursive: true });
-}, 60_000);
+}, 120_000); // a cold claude and its setup-token sign-in, slow on a loaded machine
 afterAll(async () => {
   await chat?.close();
   await fake?.close();

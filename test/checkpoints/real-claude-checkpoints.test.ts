@@ -37,7 +37,7 @@ beforeAll(async () => {
   project = path.join(chat.home, 'space-projects', 'net');
   await userRepository(project);
   repoBefore = repoState(project);
-}, 90_000);
+}, 120_000); // a cold claude and its setup-token sign-in, slow on a loaded machine
 afterAll(async () => {
   await chat?.close();
   await fake?.close();
