@@ -41,6 +41,11 @@ export class ConflictError extends HttpError {
   }
 }
 
+/** A turn whose checkpoint before is staged; `recorded` settles with its entry. */
+export interface BegunTurn {
+  recorded: Promise<TurnEntry>;
+}
+
 const RUN_ID = randomUUID();
 
 export class Checkpoints {
@@ -78,22 +83,36 @@ export class Checkpoints {
     return this.store.unavailable();
   }
 
-  /** Takes a checkpoint, or says why none was taken. */
-  snapshot(directory: string | undefined): Promise<Snapshot> {
+  /** Takes a checkpoint, or says why none was taken (`staged`: see CheckpointStore.snapshot). */
+  snapshot(directory: string | undefined, staged?: () => void): Promise<Snapshot> {
     const refused = this.refused(directory);
-    return refused ? Promise.resolve({ ok: false, reason: refused }) : this.store.snapshot(directory!);
+    return refused ? Promise.resolve({ ok: false, reason: refused }) : this.store.snapshot(directory!, staged);
   }
 
-  /** The checkpoint before a turn: the entry is `running` from here on. */
-  async begin(info: TurnInfo): Promise<TurnEntry> {
-    const pre = await this.snapshot(info.directory);
+  /**
+   * The checkpoint before a turn. Settles once the files are staged, so the turn may start;
+   * the promise it gives settles once the checkpoint is recorded (its tree written and
+   * flushed, the entry `running` in the ledger), which the checkpoint after the turn awaits.
+   */
+  async begin(info: TurnInfo): Promise<BegunTurn> {
+    let staged!: () => void;
+    const startable = new Promise<void>((resolve) => (staged = resolve));
+    const recorded = this.record(info, this.snapshot(info.directory, staged));
+    await Promise.race([startable, recorded]);
+    // In an object: an async function's returned promise would be waited for.
+    return { recorded };
+  }
+
+  private async record(info: TurnInfo, taken: Promise<Snapshot>): Promise<TurnEntry> {
+    const startedAt = new Date().toISOString();
+    const pre = await taken;
     const entry: TurnEntry = {
       turn_id: randomUUID(),
       kind: 'turn',
       stream_id: info.streamId,
       user_message_id: null,
       prompt: info.prompt.slice(0, 200),
-      started_at: new Date().toISOString(),
+      started_at: startedAt,
       ended_at: null,
       status: 'running',
       files: NO_FILES,

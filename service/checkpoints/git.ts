@@ -29,6 +29,8 @@ export interface GitRun {
   okCodes?: readonly number[];
   /** Without the work tree (`init --bare` refuses one). */
   bare?: boolean;
+  /** `key=value` settings of this run, over the pinned ones. */
+  config?: readonly string[];
 }
 
 export interface GitResult {
@@ -102,7 +104,7 @@ export function gitEnv(store: GitStore, searchPath: string | undefined, bare = f
 export async function runGit(supervisor: Supervisor, git: string, store: GitStore, run: GitRun, pathEnv?: string): Promise<GitResult> {
   const remaining = run.deadline - Date.now();
   if (remaining <= 0) throw new GitError('the checkpoint took too long', true);
-  const owned = await supervisor.spawn({ command: git, args: [...PINNED, ...run.args], env: gitEnv(store, pathEnv, run.bare), cwd: run.bare ? path.dirname(store.gitDir) : store.workTree, stdio: ['pipe', 'pipe', 'pipe'] });
+  const owned = await supervisor.spawn({ command: git, args: [...PINNED, ...(run.config ?? []).flatMap((kv) => ['-c', kv]), ...run.args], env: gitEnv(store, pathEnv, run.bare), cwd: run.bare ? path.dirname(store.gitDir) : store.workTree, stdio: ['pipe', 'pipe', 'pipe'] });
   const maxStdout = run.maxStdout ?? 64 * 1024 * 1024;
   const chunks: Buffer[] = [];
   let size = 0;

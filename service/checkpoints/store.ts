@@ -6,6 +6,7 @@ import { which } from '../process/which.js';
 import { KeyedLock } from '../stores/lock.js';
 import { writeFileAtomically } from '../stores/atomic.js';
 import { excludeLines } from './excludes.js';
+import { FileSystemFlush } from './flush.js';
 import { GitError, runGit, type GitResult, type GitRun, type GitStore } from './git.js';
 
 /**
@@ -38,12 +39,15 @@ export type Snapshot = { ok: true; tree: string; skipped: SkippedFile[]; notCove
 export class CheckpointStore {
   private readonly locks = new KeyedLock();
   private gitPath: string | null | undefined;
+  private readonly flusher: FileSystemFlush;
 
   constructor(
     readonly root: string,
     private readonly supervisor: Supervisor,
     readonly limits: CheckpointLimits,
-  ) {}
+  ) {
+    this.flusher = new FileSystemFlush(supervisor, limits.path);
+  }
 
   /** Why checkpoints are off on this machine, or undefined when git is there. */
   unavailable(): string | undefined {
@@ -68,8 +72,12 @@ export class CheckpointStore {
     return runGit(this.supervisor, this.gitPath ?? this.limits.git, store, run, this.limits.path);
   }
 
-  /** Records the directory's files now; gives up (never throws) past the bounds. */
-  async snapshot(directory: string): Promise<Snapshot> {
+  /**
+   * Records the directory's files now; gives up (never throws) past the bounds. `staged` is
+   * called once every file's content is in the store (the files may change from then on):
+   * the tree is written and flushed after it, still under the store's lock.
+   */
+  async snapshot(directory: string, staged?: () => void): Promise<Snapshot> {
     const off = this.unavailable();
     if (off) return { ok: false, reason: off };
     let store: GitStore;
@@ -78,21 +86,21 @@ export class CheckpointStore {
     } catch (err) {
       return { ok: false, reason: `the checkpoint failed: ${(err as Error).message}` };
     }
-    return this.exclusive(store, () => this.captureLocked(store));
+    return this.exclusive(store, () => this.captureLocked(store, staged));
   }
 
   /** A checkpoint, for a caller that holds the store (`exclusive`). */
-  async captureLocked(store: GitStore): Promise<Snapshot> {
+  async captureLocked(store: GitStore, staged?: () => void): Promise<Snapshot> {
     const deadline = Date.now() + this.limits.timeoutMs;
     try {
-      return await this.capture(store, deadline);
+      return await this.capture(store, deadline, staged);
     } catch (err) {
       if (err instanceof GitError && err.timedOut) return { ok: false, reason: `the checkpoint took longer than ${this.limits.timeoutMs} ms and was given up` };
       return { ok: false, reason: `the checkpoint failed: ${(err as Error).message}` };
     }
   }
 
-  private async capture(store: GitStore, deadline: number): Promise<Snapshot> {
+  private async capture(store: GitStore, deadline: number, staged?: () => void): Promise<Snapshot> {
     await this.ready(store, deadline);
     const exclude = path.join(store.gitDir, 'info', 'exclude');
     await writeFile(exclude, await excludeLines(store.workTree, [], []));
@@ -104,10 +112,15 @@ export class CheckpointStore {
     await writeFile(exclude, await excludeLines(store.workTree, nested, skipped.map((s) => s.path)));
     if (skipped.length > 0) await this.git(store, { args: ['update-index', '-z', '--force-remove', '--stdin'], input: skipped.map((s) => `${s.path}\0`).join(''), deadline });
     const left = new Set(skipped.map((s) => s.path));
-    await this.stage(store, files.filter((file) => !left.has(file)), deadline);
+    const changed = files.filter((file) => !left.has(file));
+    const bulk = this.flusher.covers(changed.length);
+    await this.stage(store, changed, deadline, bulk ? ['core.fsync=none'] : []);
+    staged?.();
     // No ref per checkpoint: the store is never collected except by pruning, which first names
-    // every tree a ledger still holds (prune.ts).
-    const tree = (await this.git(store, { args: ['write-tree'], deadline })).stdout.toString().trim();
+    // every tree a ledger still holds (prune.ts). Outside a bulk, git flushes each new tree
+    // object on its own (write-tree has no batch): that is why a turn does not wait for it.
+    const tree = (await this.git(store, { args: ['write-tree'], deadline, config: bulk ? ['core.fsync=none'] : [] })).stdout.toString().trim();
+    if (bulk) await this.flusher.flush(store.gitDir, deadline);
     return { ok: true, tree, skipped, notCovered: nested.sort() };
   }
 
@@ -116,13 +129,13 @@ export class CheckpointStore {
    * path update-index cannot take (unreadable, a file that became a folder) makes it refuse
    * the whole list: then `add -A --ignore-errors` walks the tree, skipping what it cannot read.
    */
-  private async stage(store: GitStore, paths: readonly string[], deadline: number): Promise<void> {
+  private async stage(store: GitStore, paths: readonly string[], deadline: number, config: readonly string[]): Promise<void> {
     if (paths.length === 0) return;
     try {
-      await this.git(store, { args: ['update-index', '--add', '--remove', '--replace', '-z', '--stdin'], input: paths.map((p) => `${p}\0`).join(''), deadline });
+      await this.git(store, { args: ['update-index', '--add', '--remove', '--replace', '-z', '--stdin'], input: paths.map((p) => `${p}\0`).join(''), deadline, config });
     } catch (err) {
       if (err instanceof GitError && err.timedOut) throw err;
-      await this.git(store, { args: ['add', '-A', '--ignore-errors', '--', '.'], deadline, okCodes: [1] });
+      await this.git(store, { args: ['add', '-A', '--ignore-errors', '--', '.'], deadline, okCodes: [1], config });
     }
   }
 

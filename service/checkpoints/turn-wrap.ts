@@ -1,6 +1,6 @@
 import type { PreparedTurn, RuntimeEvent } from '../runtimes/runtime.js';
-import type { Checkpoints, TurnInfo } from './checkpoints.js';
-import type { TurnEntry, TurnStatus } from './ledger.js';
+import type { BegunTurn, Checkpoints, TurnInfo } from './checkpoints.js';
+import type { TurnStatus } from './ledger.js';
 
 /**
  * A prepared turn with checkpoints around it: the one before is taken when the turn is
@@ -15,7 +15,7 @@ export interface TurnCheckpoints {
 }
 
 export function turnCheckpoints(checkpoints: Checkpoints, info: TurnInfo): TurnCheckpoints {
-  let early: Promise<TurnEntry> | undefined;
+  let early: Promise<BegunTurn> | undefined;
   return {
     beforeStart: async (directory) => {
       early = checkpoints.begin({ ...info, directory });
@@ -25,19 +25,20 @@ export function turnCheckpoints(checkpoints: Checkpoints, info: TurnInfo): TurnC
   };
 }
 
-function checkpointed(checkpoints: Checkpoints, prepared: PreparedTurn, info: TurnInfo, early: () => Promise<TurnEntry> | undefined): PreparedTurn {
+function checkpointed(checkpoints: Checkpoints, prepared: PreparedTurn, info: TurnInfo, early: () => Promise<BegunTurn> | undefined): PreparedTurn {
   return {
     sessionId: prepared.sessionId,
     ...(prepared.agentId !== undefined ? { agentId: prepared.agentId } : {}),
     ...(prepared.directory !== undefined ? { directory: prepared.directory } : {}),
     async *run(signal, approvals): AsyncGenerator<RuntimeEvent> {
-      const entry = await (early() ?? checkpoints.begin({ ...info, sessionId: prepared.sessionId, directory: prepared.directory }));
+      // The program starts once the files are staged; the entry is recorded meanwhile.
+      const begun = await (early() ?? checkpoints.begin({ ...info, sessionId: prepared.sessionId, directory: prepared.directory }));
       let sessionId = prepared.sessionId;
       let recorded = false;
       const record = async (status: TurnStatus): Promise<void> => {
         if (recorded) return;
         recorded = true;
-        await checkpoints.end(entry, sessionId, status, info.streamId);
+        await checkpoints.end(await begun.recorded, sessionId, status, info.streamId);
       };
       try {
         for await (const event of prepared.run(signal, approvals)) {

@@ -1,5 +1,5 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -71,6 +71,51 @@ describe('pruning', () => {
     const back = await chat.post(`/api/sessions/${recent.sessionId}/turns/${recent.entry.turn_id}/revert`, {});
     expect(back.json()).toMatchObject({ ok: true, removed: ['new.txt'] });
     expect(readdirSync(recent.project)).not.toContain('new.txt');
+  }, 90_000);
+});
+
+describe('a checkpoint of many files', () => {
+  it('is written unflushed and flushed once (sync -f on the store); a small one keeps git\'s own flush; both are complete', async () => {
+    // A `sync` on the service's PATH that writes down how it was run, then runs the real one.
+    const bin = await mkdtemp(path.join(os.tmpdir(), 'space-sync-'));
+    temps.push(bin);
+    const calls = path.join(bin, 'calls.log');
+    const real = ['/usr/bin/sync', '/bin/sync'].find((p) => existsSync(p))!;
+    await writeFile(path.join(bin, 'sync'), `#!/bin/sh\necho "$@" >> '${calls}'\nexec ${real} "$@"\n`, { mode: 0o755 });
+    chat = await startChat({ PATH: `${bin}:${process.env.PATH}` });
+    const project = path.join(chat.home, 'space-projects', 'many');
+    await mkdir(path.join(project, 'src'), { recursive: true });
+    for (let i = 0; i < 300; i += 1) await writeFile(path.join(project, 'src', `f${i}.txt`), `before ${i}\n`);
+    const flushes = (): string[] => (existsSync(calls) ? readFileSync(calls, 'utf8').trim().split('\n') : []);
+
+    // The first checkpoint stages 300 files: one syncfs of the store, none for the small one after.
+    const first = await chat.turn({ agent_name: 'clia_code', agent_id: 'many', text: 'hello' });
+    const entry = await completedTurn(chat.get, first.sessionId!);
+    expect(entry).toMatchObject({ revertible: true, checkpoint: { state: 'recorded' }, files: { added: 0, modified: 0, deleted: 0 } });
+    expect(flushes()).toEqual([expect.stringMatching(/^-f \/.*\/checkpoints\/stores\/[0-9a-f]{16}\/store\.git$/)]);
+
+    // A turn that rewrites all 300 and adds 300: its checkpoint after is flushed the same way and is whole.
+    const res = await chat.prompt({ agent_name: 'clia_code', session_id: first.sessionId, text: 'slow hello' });
+    const sse = await chat.stream(res.json().stream_id);
+    await sse.waitFor((e) => e.event === 'text-delta', 30_000);
+    for (let i = 0; i < 300; i += 1) {
+      await writeFile(path.join(project, 'src', `f${i}.txt`), `after ${i}\n`);
+      await writeFile(path.join(project, 'src', `g${i}.txt`), `new ${i}\n`);
+    }
+    await sse.ended;
+    const big = await completedTurn(chat.get, first.sessionId!);
+    expect(big.files).toMatchObject({ added: 300, modified: 300, deleted: 0 });
+    expect(flushes()).toHaveLength(2);
+    const diff = (await chat.get(`/api/sessions/${first.sessionId}/turns/${big.turn_id}/diff`)).json();
+    expect(diff.files).toHaveLength(600);
+    expect(diff.files.find((f: any) => f.path === 'src/f7.txt')).toMatchObject({ status: 'modified', patch: expect.stringContaining('+after 7') });
+
+    // Reverted: every byte is back.
+    const back = await chat.post(`/api/sessions/${first.sessionId}/turns/${big.turn_id}/revert`, {});
+    expect(back.status, back.text).toBe(200);
+    expect(back.json().removed).toHaveLength(300);
+    for (let i = 0; i < 300; i += 1) expect(readFileSync(path.join(project, 'src', `f${i}.txt`), 'utf8')).toBe(`before ${i}\n`);
+    expect(readdirSync(path.join(project, 'src'))).toHaveLength(300);
   }, 90_000);
 });
 
