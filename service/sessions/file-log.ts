@@ -7,7 +7,7 @@ import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { FORMATS, type LineContext } from '../transcripts/formats.js';
 import { currentBranch, extend, isOff, type Branch } from './branch.js';
 import { countInto, type Checkpoint, type RangeCount } from './count-range.js';
-import { countOnWorker, lineStartFrom, SPLIT_MIN_BYTES } from './parallel-count.js';
+import { countOnWorker, lineStartFrom, MAIN_SHARE, SPLIT_MIN_BYTES } from './parallel-count.js';
 import { countLine, lineEntries } from './line-entries.js';
 import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';
@@ -72,7 +72,7 @@ export class FileLogs {
   private savedCounts: SavedCounts | undefined;
   /** Called after a count changed (the count store saves big ones). */
   onCounted: (() => void) | undefined;
-  /** A count of more new bytes than this has its second half counted on a worker thread (parallel-count.ts). */
+  /** A count of more new bytes than this has its last part (about 42 %) counted on a worker thread (parallel-count.ts). */
   splitMinBytes = SPLIT_MIN_BYTES;
   /** Where a split count runs as a foreground pass (process/foreground.ts). */
   foreground: Foreground | undefined;
@@ -294,7 +294,7 @@ async function countTail(fh: FileHandle, format: LogFormat, state: CountState, k
   return true;
 }
 
-/** Where a count is made, and from how many new bytes its second half goes to a worker thread. */
+/** Where a count is made, and from how many new bytes its last part goes to a worker thread. */
 interface Split {
   path: string;
   minBytes: number;
@@ -305,11 +305,11 @@ interface Split {
 
 /**
  * A big range of lines to count (a log never counted, or one that grew a lot) without a
- * branch to follow: its second half, from a line start, handed to a worker thread.
+ * branch to follow: its last part, from a line start, handed to a worker thread.
  */
 async function splitCount({ path, minBytes }: Split, fh: FileHandle, format: LogFormat, from: number, key: FileKey): Promise<{ from: number; count: Promise<RangeCount | undefined> } | undefined> {
   if (key.size - from < minBytes) return undefined;
-  const split = await lineStartFrom(fh, from + Math.floor((key.size - from) / 2), key.size);
+  const split = await lineStartFrom(fh, from + Math.floor((key.size - from) * MAIN_SHARE), key.size);
   if (split === undefined) return undefined;
   const count = countOnWorker({ path, format, from: split, to: key.size, ino: key.ino });
   // Rejected while the first half is still counted: awaited (and thrown) after it.
