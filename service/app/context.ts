@@ -104,7 +104,7 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
   const sessions = new SessionIndex(
     { runtimea: config.runtimea.stateDir, clia: config.paths.cliaSpace, clib: config.paths.clibSpace, projects: config.projectsRoot, ...historyRoots(config) },
     log,
-    { countsFile: config.paths.sessionCountsFile, indexFile: config.paths.sessionIndexFile },
+    { countsFile: config.paths.sessionCountsFile, indexFile: config.paths.sessionIndexFile, foreground },
   );
   const runtimeaGateway = new RuntimeaGateway({ ...core, stage: state.stage });
   const runtimeaAttachments = new SentAttachments(config.paths.runtimeaAttachmentsDir);

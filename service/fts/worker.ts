@@ -263,7 +263,7 @@ class IndexWorker {
         docs = [];
         this.flushIfFull();
         await yieldToLoop();
-        if (this.closing || this.recover !== undefined || (!job.urgent && this.urgent.size > 0)) return 'paused';
+        if (this.closing || this.recover !== undefined || (!job.urgent && (this.urgent.size > 0 || foregroundRunning(foreground)))) return 'paused';
       }
     }
     // Read to the end: the file as stat'ed before reading is covered (lines that yield

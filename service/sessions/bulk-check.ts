@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { statMany } from './disk.js';
+import { eachStat, statMany } from './disk.js';
 import { needsListing, type DirKey } from './dir-key.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import type { SessionRoots } from './layout.js';
@@ -38,11 +38,12 @@ export async function changedPaths(roots: SessionRoots, dirs: ReadonlyMap<string
     if (key === 'always') stores.push(p);
     else if (!underAny(p, relisted)) checked.push([p, key]);
   }
-  const stats = await statMany(checked.map(([p]) => p));
-  for (const [p, key] of checked) {
-    const st = stats.get(p);
-    if (!st || !st.isFile() || !sameKey(key, fileKey(st))) out.push(p);
-  }
+  await eachStat(
+    checked.map(([p]) => p),
+    (p, st, i) => {
+      if (!st || !st.isFile() || !sameKey(checked[i]![1], fileKey(st))) out.push(p);
+    },
+  );
   return out.concat(stores);
 }
 

@@ -1,21 +1,17 @@
 import type { FileHandle } from 'node:fs/promises';
 import { open } from './disk.js';
 import { closeSync, fstatSync, openSync } from 'node:fs';
+import type { Foreground } from '../process/foreground.js';
 import { KeyedLock } from '../stores/lock.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { FORMATS, type LineContext } from '../transcripts/formats.js';
 import { currentBranch, extend, isOff, type Branch } from './branch.js';
+import { countInto, type Checkpoint, type RangeCount } from './count-range.js';
+import { countOnWorker, lineStartFrom, MAIN_SHARE, SPLIT_MIN_BYTES } from './parallel-count.js';
 import { countLine, lineEntries } from './line-entries.js';
 import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';
 
-
-interface Checkpoint {
-  /** Start of a line. */
-  position: number;
-  /** Messages before that line. */
-  index: number;
-}
 
 interface CountState {
   key: FileKey;
@@ -60,9 +56,6 @@ export interface SavedCounts {
   forget(path: string): void;
 }
 
-const CHECKPOINT_MESSAGES = 500;
-const CHECKPOINT_BYTES = 4 * 1024 * 1024;
-
 /** Says whether a raw log line is worth parsing (a reader that needs only some records). */
 export type LineSelect = (line: Buffer) => boolean;
 
@@ -79,6 +72,12 @@ export class FileLogs {
   private savedCounts: SavedCounts | undefined;
   /** Called after a count changed (the count store saves big ones). */
   onCounted: (() => void) | undefined;
+  /** A count of more new bytes than this has its last part (about 42 %) counted on a worker thread (parallel-count.ts). */
+  splitMinBytes = SPLIT_MIN_BYTES;
+  /** Where a split count runs as a foreground pass (process/foreground.ts). */
+  foreground: Foreground | undefined;
+  /** Ranges counted on a worker thread so far (a thread that failed left its range to this one). */
+  rangesOnWorkers = 0;
 
   /** Counts saved by an earlier run; each is used only while its file's key still matches. */
   restore(saved: SavedCounts): void {
@@ -192,6 +191,10 @@ export class FileLogs {
     return state;
   }
 
+  private split(path: string): Split {
+    return { path, minBytes: this.splitMinBytes, foreground: this.foreground, tally: () => this.rangesOnWorkers++ };
+  }
+
   private async withFile<T>(path: string, task: (fh: FileHandle, key: FileKey) => Promise<T>): Promise<T> {
     const fh = await open(path, 'r');
     try {
@@ -213,9 +216,9 @@ export class FileLogs {
       if (cached && sameKey(cached.key, key)) return cached;
       const tree = FORMATS[format].link !== undefined;
       let state = (await appendedOnly(fh, cached, key, tree)) ? grown(cached!) : fresh(key, tree ? { off: [] } : undefined);
-      if (!(await scan(fh, format, state, key, true))) {
+      if (!(await scan(this.split(path), fh, format, state, key, true))) {
         state = fresh(key, await currentBranch(fh, key.size, FORMATS[format].link!));
-        await scan(fh, format, state, key, false);
+        await scan(this.split(path), fh, format, state, key, false);
       }
       this.states.set(path, state);
       this.onCounted?.();
@@ -248,11 +251,27 @@ async function appendedOnly(fh: FileHandle, cached: CountState | undefined, key:
  * record, and false is answered at the first record that starts a new one (the count is then
  * void); without, the branch is the whole file's, known, and its `off` lines are skipped.
  */
-async function scan(fh: FileHandle, format: LogFormat, state: CountState, key: FileKey, follow: boolean): Promise<boolean> {
-  let last = state.checkpoints[state.checkpoints.length - 1]!;
+async function scan(split: Split, fh: FileHandle, format: LogFormat, state: CountState, key: FileKey, follow: boolean): Promise<boolean> {
+  const other = state.branch ? undefined : await splitCount(split, fh, format, state.scanned, key);
+  if (!other) return (await scanLines(fh, format, state, key.size, follow)) && countTail(fh, format, state, key);
+  const both = async (): Promise<boolean> => {
+    await scanLines(fh, format, state, other.from, follow);
+    const counted = await other.count;
+    if (counted) {
+      append(state, counted);
+      split.tally();
+    } else await scanLines(fh, format, state, key.size, follow);
+    return countTail(fh, format, state, key);
+  };
+  // A page may wait for this count: background threads (the full-text build) pause meanwhile.
+  return split.foreground ? split.foreground.run(both) : both();
+}
+
+/** Counts the lines that end before `to` (see scan). */
+async function scanLines(fh: FileHandle, format: LogFormat, state: CountState, to: number, follow: boolean): Promise<boolean> {
   const link = FORMATS[format].link;
   const branch = state.branch;
-  for await (const batch of forwardLines(fh, state.scanned, key.size)) {
+  for await (const batch of forwardLines(fh, state.scanned, to)) {
     for (const line of batch) {
       if (branch && link) {
         if (follow && !extend(branch, link(line.bytes))) return false;
@@ -261,18 +280,48 @@ async function scan(fh: FileHandle, format: LogFormat, state: CountState, key: F
           continue;
         }
       }
-      if (state.complete - last.index >= CHECKPOINT_MESSAGES || line.start - last.position >= CHECKPOINT_BYTES) {
-        last = { position: line.start, index: state.complete };
-        state.checkpoints.push(last);
-      }
-      state.complete += countLine(format, line.bytes, true);
-      state.scanned = line.end;
+      countInto(state, format, line);
     }
   }
+  return true;
+}
+
+/** The unterminated bytes after the last line, counted when they parse; the count is then of `key`. */
+async function countTail(fh: FileHandle, format: LogFormat, state: CountState, key: FileKey): Promise<boolean> {
   const tail = await readRange(fh, state.scanned, key.size);
   state.tail = tail ? countLine(format, tail, false) : 0;
   state.key = key;
   return true;
+}
+
+/** Where a count is made, and from how many new bytes its last part goes to a worker thread. */
+interface Split {
+  path: string;
+  minBytes: number;
+  foreground: Foreground | undefined;
+  /** Called when a range was counted on a worker thread. */
+  tally: () => void;
+}
+
+/**
+ * A big range of lines to count (a log never counted, or one that grew a lot) without a
+ * branch to follow: its last part, from a line start, handed to a worker thread.
+ */
+async function splitCount({ path, minBytes }: Split, fh: FileHandle, format: LogFormat, from: number, key: FileKey): Promise<{ from: number; count: Promise<RangeCount | undefined> } | undefined> {
+  if (key.size - from < minBytes) return undefined;
+  const split = await lineStartFrom(fh, from + Math.floor((key.size - from) * MAIN_SHARE), key.size);
+  if (split === undefined) return undefined;
+  const count = countOnWorker({ path, format, from: split, to: key.size, ino: key.ino });
+  // Rejected while the first half is still counted: awaited (and thrown) after it.
+  count.catch(() => undefined);
+  return { from: split, count };
+}
+
+/** A count of the lines right after `state`'s, added to it. */
+function append(state: CountState, next: RangeCount): void {
+  for (const c of next.checkpoints) state.checkpoints.push({ position: c.position, index: c.index + state.complete });
+  state.complete += next.complete;
+  state.scanned = next.scanned;
 }
 
 /** Whether the line starting here is a record off the current branch (never shown). */

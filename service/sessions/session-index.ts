@@ -1,3 +1,4 @@
+import type { Foreground } from '../process/foreground.js';
 import type { Logger } from '../log.js';
 import type { FileKey } from './file-key.js';
 import { IndexSnapshot } from './index-store.js';
@@ -58,8 +59,9 @@ export class SessionIndex {
   constructor(
     readonly roots: SessionRoots,
     private readonly log: Logger,
-    private readonly options: { watch?: boolean; countsFile?: string; indexFile?: string } = {},
+    private readonly options: { watch?: boolean; countsFile?: string; indexFile?: string; foreground?: Foreground } = {},
   ) {
+    this.logs.files.foreground = options.foreground;
     this.files = new SourceFiles(roots, this.logs, log);
     this.counts = new MessageCounts(this.logs, (ref) => this.files.versionOf(ref), () => this.views, log, options.countsFile);
     this.snapshot = options.indexFile ? new IndexSnapshot(options.indexFile, roots, () => this.state(), log) : undefined;

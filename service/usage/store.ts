@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 import { Foreground } from '../process/foreground.js';
 import { logFile, logsByFile, logsOf, type SessionLog } from '../sessions/pipeline.js';
@@ -136,6 +137,8 @@ export class UsageStore {
     // is applied, and a log in the window that changed since it was read is read again,
     // whether or not the watcher has said so yet.
     await this.index.settle();
+    // A page of the listing asked at the same time (a restart's first answers) is cheap: it goes first.
+    await yieldToEvents();
     this.checkDisk(sinceDay);
     const views = await this.index.list();
     // The same sessions as the last pass, which read all the days this request wants: only

@@ -63,6 +63,7 @@ describe('the packaged app (electron-builder --linux dir)', () => {
       '/dist/service/files/sha256-worker.js',
       '/dist/service/usage/scan-worker.js',
       '/dist/service/fts/worker.js',
+      '/dist/service/sessions/count-worker.js',
       '/web/diagnostics/index.html',
       '/web/diagnostics/app.js',
       '/templates/project/AGENTS.md',
