@@ -16,8 +16,8 @@ import { HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout
 
 export type { LogChange } from './source-files.js';
 
-/** Logs whose first prompts are read and listed before the others' (a first page and more). */
-const FIRST_TITLES = 200;
+/** While the start reads logs' first prompts, the listing is made anew this often with those read. */
+const RELIST_MS = 1000;
 
 /** How long `settle` waits for the watcher to bring a session it does not know yet. */
 const NEW_SESSION_WAIT_MS = 1000;
@@ -178,7 +178,7 @@ export class SessionIndex {
   async ensureTitle(view: SessionView): Promise<void> {
     if (view.title || !view.log) return;
     // The background titles pass may have read the head already, for views made after this one.
-    if (this.files.needsHead(view.log)) await this.files.readTitles([view.log]);
+    if (this.files.needsHead(view.log)) await this.files.readTitles([view.log], { now: true });
     const prompt = this.merge(view.records)[0];
     if (prompt?.title) Object.assign(view, { title: prompt.title, titleKey: prompt.titleKey });
     // A terminal session's directory comes from the same first lines.
@@ -364,27 +364,26 @@ export class SessionIndex {
     const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
     if (options.titlesOnly && untitled.length === 0) return false;
     if (untitled.length > 0 && !options.deferTitles) {
-      // The newest logs first, listed at once: the first page needs only them, and reading the
-      // head of every log of a large terminal history takes minutes on a cold disk.
-      const first = untitled.length > FIRST_TITLES ? this.newestLogs(untitled, FIRST_TITLES) : untitled;
-      await this.files.readTitles(first);
-      if (first !== untitled) {
+      // The newest logs first, listed as their heads come (every RELIST_MS): the first page
+      // needs only them, and the heads of a large terminal history take minutes on a cold disk.
+      let listedAt = Date.now();
+      const read = (): void => {
+        if (Date.now() - listedAt < RELIST_MS) return;
         this.setViews(this.merge(records));
-        const read = new Set(first);
-        await this.files.readTitles(untitled.filter((log) => !read.has(log)));
-      }
+        listedAt = Date.now();
+      };
+      await this.files.readTitles(this.newestFirst(untitled), { read });
     }
     this.setViews(this.merge(records));
     return true;
   }
 
-  /** The `n` logs last written. */
-  private newestLogs(logs: LogRef[], n: number): LogRef[] {
+  /** The logs, last written first. */
+  private newestFirst(logs: LogRef[]): LogRef[] {
     const mtime = (log: LogRef): number => this.fileKey(log)?.mtimeMs ?? 0;
     return logs
       .map((log) => [mtime(log), log] as const)
       .sort((a, b) => b[0] - a[0])
-      .slice(0, n)
       .map(([, log]) => log);
   }
 
