@@ -16,9 +16,6 @@ import { HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout
 
 export type { LogChange } from './source-files.js';
 
-/** While the start reads logs' first prompts, the listing is made anew this often with those read. */
-const RELIST_MS = 1000;
-
 /** How long `settle` waits for the watcher to bring a session it does not know yet. */
 const NEW_SESSION_WAIT_MS = 1000;
 
@@ -363,17 +360,9 @@ export class SessionIndex {
     const titled = titledIds(records);
     const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
     if (options.titlesOnly && untitled.length === 0) return false;
-    if (untitled.length > 0 && !options.deferTitles) {
-      // The newest logs first, listed as their heads come (every RELIST_MS): the first page
-      // needs only them, and the heads of a large terminal history take minutes on a cold disk.
-      let listedAt = Date.now();
-      const read = (): void => {
-        if (Date.now() - listedAt < RELIST_MS) return;
-        this.setViews(this.merge(records));
-        listedAt = Date.now();
-      };
-      await this.files.readTitles(this.newestFirst(untitled), { read });
-    }
+    // Newest first (terminal logs' on a worker thread); a page does not wait for them: it has
+    // its own sessions' heads read before the rest (ensureTitle).
+    if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(this.newestFirst(untitled));
     this.setViews(this.merge(records));
     return true;
   }

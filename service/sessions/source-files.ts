@@ -314,10 +314,10 @@ export class SourceFiles {
   /**
    * First prompts: of the service's own logs, the first 64 KB of each in one sliced pass,
    * further only where needed; of terminal history logs (thousands, a cold disk read each),
-   * everything the listing takes, read by a worker thread (terminal-heads.ts) and handed to
-   * `options.read` as it comes. `now`: a page's own logs, read before any read under way.
+   * everything the listing takes, read by a worker thread (terminal-heads.ts) and taken as it
+   * comes. `now`: a page's own logs, read before any read under way.
    */
-  async readTitles(refs: LogRef[], options: { now?: boolean; read?: () => void } = {}): Promise<void> {
+  async readTitles(refs: LogRef[], options: { now?: boolean } = {}): Promise<void> {
     const files = refs.flatMap((ref) => (ref.kind === 'file' ? [ref.path] : []));
     const own: string[] = [];
     const terminal: HeadJob[] = [];
@@ -328,7 +328,7 @@ export class SourceFiles {
     }
     const further: string[] = [];
     await this.terminal.refreshNames(terminal.map(([file]) => (this.files.get(file) as Extract<Known, { role: 'log' }>).store));
-    const heads = this.terminal.readHeads(terminal, (file, head) => this.takeHead(file, head, options.read), options.now);
+    const heads = this.terminal.readHeads(terminal, (file, head) => this.takeHead(file, head), options.now);
     await eachStart(own, QUICK_HEAD_BYTES, (file, head, st) => {
       const known = this.files.get(file);
       if (known?.role !== 'log') return;
@@ -347,12 +347,11 @@ export class SourceFiles {
   }
 
   /** A terminal log's head as the worker read it; Codex's thread name beats its titles. */
-  private takeHead(file: string, head: Head | undefined, read?: () => void): void {
+  private takeHead(file: string, head: Head | undefined): void {
     const known = this.files.get(file);
     if (known?.role !== 'log' || !head) return;
     const title = this.terminal.ownTitle(known.store, known.id) ?? head.title;
     known.head = { ...head, ...(title ? { title } : {}), key: known.key };
-    read?.();
   }
 
   /** Whether a grown terminal log now states another last directory or title (its head is updated). */
