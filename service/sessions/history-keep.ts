@@ -3,12 +3,18 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { Decompress } from 'fzstd';
 import type { Logger } from '../log.js';
 import { originOf } from './fold.js';
 import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
 import type { SourceRecord } from './types.js';
+
+/** The most of the bound one session's copy may take. */
+const ONE_SESSION_SHARE = 0.25;
+/** Sessions looked at per turn of the event loop. */
+const YIELD_EVERY = 500;
 
 /**
  * Keeps what the programs delete (docs/history.md): a copy of every terminal session's file
@@ -19,8 +25,9 @@ import type { SourceRecord } from './types.js';
  * ids (byte offsets) and counts stay those of the original; a compressed rollout with no copy
  * yet is decompressed into one (fzstd: Node 20 has no zstd). The copies are folders of the
  * session layout: the index lists them as a session's last source, read only when the
- * program's own file is gone. Newest sessions first, up to `capBytes` in all; the copies of
- * older sessions are removed (and a session whose file the program deleted then goes).
+ * program's own file is gone. Newest sessions first, up to `capBytes` in all, each at most a
+ * quarter of it; the copies of sessions that do not fit are removed (and a session whose file
+ * the program deleted then goes).
  * Nothing is ever written into the programs' folders.
  */
 export class HistoryKeeper {
@@ -74,18 +81,24 @@ export class HistoryKeeper {
     const mine = new Set(changed.map((v) => v.id));
     let used = 0;
     // The bound is spent newest session first, over every session (a change may push an old copy out).
-    for (const view of all) {
+    for (const [i, view] of all.entries()) {
       if (this.closed) return;
+      // Requests go between slices (a restart's first page came after a pass over 20,000 sessions).
+      if (i % YIELD_EVERY === 0) await yieldToEvents();
       if (originOf(view.records[0]!) !== 'terminal') continue;
       const source = sourceOf(view.records);
       const kept = this.keptFile(view);
       const size = source ? this.sizeOf(source) : undefined;
       const keptSize = this.keptSize(view.records);
-      used += size ?? keptSize ?? 0;
-      if (used > this.capBytes) {
+      const bytes = size ?? keptSize ?? 0;
+      // A session that does not fit in what is left of the bound, or alone takes over a share of
+      // it, is not kept; the older sessions after it still may be (one huge rollout among the
+      // newest took the whole bound, and every older session lost its copy).
+      if (used + bytes > this.capBytes || bytes > this.capBytes * ONE_SESSION_SHARE) {
         if (keptSize !== undefined || this.from.has(kept)) await this.drop(kept);
         continue;
       }
+      used += bytes;
       if (!mine.has(view.id) || !source?.log || source.log.kind !== 'file') continue;
       if (source.source === 'clib-zst') {
         if (keptSize === undefined) await this.decompress(source.log.path, kept);

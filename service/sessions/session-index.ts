@@ -99,9 +99,10 @@ export class SessionIndex {
     });
     this.titled = this.built.then(() =>
       this.enqueue(async () => {
-        // Every session titled (a restart's listing, as a rule): no log's first lines are
-        // needed, and the walk over every record that would find none is skipped.
-        if (this.views.every((v) => v.title !== '')) return;
+        // Every session titled (a restart's listing, as a rule) but those with no log to read
+        // (a compressed rollout not kept yet): no log's first lines are needed, and the walk
+        // over every record that would find none is skipped.
+        if (this.views.every((v) => v.title !== '' || !v.log || !this.files.logExists(v.log))) return;
         this.refreshing++;
         try {
           if (await this.rebuild({ titlesOnly: true })) this.snapshot?.schedule();
