@@ -189,8 +189,23 @@ export function recordKeys(line: Buffer): { type: number; payload: number } | un
   return { type: at + TYPE.length, payload: payload + PAYLOAD.length };
 }
 
+/**
+ * Whether usage needs a rollout line: false for a response_item that is no prompt, reply or
+ * tool call (tool output, reasoning, instructions: most of a rollout's bytes), which yields
+ * nothing usage counts; true for every other line (usage's markers chose them).
+ */
+export function clibRolloutUsageLine(line: Buffer): boolean {
+  const record = looksWhole(line) ? recordKeys(line) : undefined;
+  if (!record || !startsWith(line, RESPONSE_ITEM, record.type)) return true;
+  const { type, role } = payloadKeys(line, record.payload);
+  if (type === undefined) return true;
+  if (type === 'message') return role === undefined || role === 'user' || role === 'assistant';
+  return TOOL_CALLS.has(type);
+}
+
 /** The response_item payload types that are one tool message (responseItem). */
-const TOOL_ITEMS: ReadonlySet<string> = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call', 'function_call_output', 'custom_tool_call_output']);
+const TOOL_CALLS: ReadonlySet<string> = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call']);
+const TOOL_ITEMS: ReadonlySet<string> = new Set([...TOOL_CALLS, 'function_call_output', 'custom_tool_call_output']);
 
 /** The messages of the response_item payload object at `i`, from its `type` and `role` keys; undefined when unsure. */
 function peekResponseItem(line: Buffer, i: number): Role[] | undefined {

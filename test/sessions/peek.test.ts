@@ -118,3 +118,19 @@ describe('peeks agree with the normalizer', () => {
     });
   }
 });
+
+describe("a rollout line usage's narrowing leaves unparsed yields nothing usage counts", () => {
+  it('every recorded and odd rollout line it refuses holds no prompt, reply, tool call or token count', () => {
+    const narrow = FORMATS['clib-rollout'].narrow!.usage!;
+    let refused = 0;
+    for (const line of [...recorded('clib-rollout'), ...oddLines['clib-rollout']]) {
+      if (narrow(Buffer.from(line))) continue;
+      refused++;
+      const entries = FORMATS['clib-rollout'].normalize(JSON.parse(line), { position: 0, fallbackTime: '', memo: {} });
+      const counted = entries.filter((e) => e.kind === 'usage' || e.message.role === 'user' || e.message.role === 'assistant' || e.message.tool_call);
+      expect(counted, line.slice(0, 200)).toEqual([]);
+    }
+    // Tool output, reasoning and instructions are refused.
+    expect(refused).toBeGreaterThan(5);
+  });
+});
