@@ -13,6 +13,8 @@ import type { SourceRecord } from './types.js';
 
 /** The most of the bound one session's copy may take. */
 const ONE_SESSION_SHARE = 0.25;
+/** New copies put in place together (see placeLater). */
+const PLACE_EVERY = 2000;
 /** Sessions looked at per turn of the event loop. */
 const YIELD_EVERY = 500;
 
@@ -36,6 +38,8 @@ export class HistoryKeeper {
   private queue: Promise<void> = Promise.resolve();
   private pending: SessionView[] | 'all' | undefined;
   private stops: Array<() => void> = [];
+  /** Copies made and not in place yet: [temp file, copy]. */
+  private readonly ready: Array<[string, string]> = [];
   private closed = false;
 
   constructor(
@@ -82,7 +86,7 @@ export class HistoryKeeper {
     let used = 0;
     // The bound is spent newest session first, over every session (a change may push an old copy out).
     for (const [i, view] of all.entries()) {
-      if (this.closed) return;
+      if (this.closed) break;
       // Requests go between slices (a restart's first page came after a pass over 20,000 sessions).
       if (i % YIELD_EVERY === 0) await yieldToEvents();
       if (originOf(view.records[0]!) !== 'terminal') continue;
@@ -104,6 +108,7 @@ export class HistoryKeeper {
         if (keptSize === undefined) await this.decompress(source.log.path, kept);
       } else await this.copy(source.log.path, kept);
     }
+    await this.place();
   }
 
   private keptFile(view: SessionView): string {
@@ -128,14 +133,30 @@ export class HistoryKeeper {
     await mkdir(path.dirname(kept), { recursive: true, mode: 0o700 });
     if (dst && sameFile === src.ino && dst.size < src.size) {
       await pipeline(createReadStream(source, { start: dst.size, end: src.size - 1 }), createWriteStream(kept, { flags: 'a', mode: 0o600 }));
+      // The copy carries the source's time: a session read from it keeps its updated_at.
+      await utimes(kept, src.atime, sameMs(src.mtimeMs));
     } else {
       const temp = tempOf(kept);
       await pipeline(createReadStream(source, { start: 0, end: Math.max(0, src.size - 1) }), createWriteStream(temp, { mode: 0o600 }));
-      await rename(temp, kept);
+      await utimes(temp, src.atime, sameMs(src.mtimeMs));
+      await this.placeLater(temp, kept);
     }
-    // The copy carries the source's time: a session read from it keeps its updated_at.
-    await utimes(kept, src.atime, sameMs(src.mtimeMs));
     this.from.set(kept, src.ino);
+  }
+
+  /**
+   * A new copy is put in place with others, not alone: each new file in the kept folders is a
+   * new source the index lists anew over every session (a first pass copying thousands one by
+   * one made the listing anew thousands of times: most of the start's CPU and 700 MB resident).
+   */
+  private async placeLater(temp: string, kept: string): Promise<void> {
+    this.ready.push([temp, kept]);
+    if (this.ready.length >= PLACE_EVERY) await this.place();
+  }
+
+  /** Renames the copies made since the last time into place, at once (one refresh of the index). */
+  private async place(): Promise<void> {
+    for (const [temp, kept] of this.ready.splice(0)) await rename(temp, kept).catch((err: unknown) => this.log.warn({ file: kept, err: String(err) }, 'terminal history copy not kept'));
   }
 
   /** A compressed rollout with no copy yet (it was compressed before the service saw it). */
@@ -156,7 +177,7 @@ export class HistoryKeeper {
       await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
       const src = await stat(source);
       await utimes(temp, src.atime, sameMs(src.mtimeMs));
-      await rename(temp, kept);
+      await this.placeLater(temp, kept);
     } catch (err) {
       out.destroy();
       await rm(temp, { force: true });
