@@ -325,8 +325,9 @@ export class SessionIndex {
         }
       }
       // A changed log is counted again; the walk over every session starts over only when
-      // the list was made anew (sessions came, went or moved).
-      this.counts.changed(changes, structural);
+      // the list was made anew (sessions came, went or moved). A log no session is listed
+      // from (a kept copy of a terminal session whose program file is there) is not counted.
+      this.counts.changed(changes.filter((c) => !c.ref || this.byLog.has(c.path)), structural);
     }
     if (this.live && (structural || changes.length > 0) && this.sessionListeners.size > 0) this.tellSessions(changedSessions(before, this.views, structural, changes, this.byLog));
     return structural;
