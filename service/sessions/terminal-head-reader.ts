@@ -19,6 +19,7 @@ export interface HeadReply {
 
 /** The worker ends after this long with nothing to read (it never keeps the process alive). */
 const IDLE_MS = 10_000;
+const WORKER_YOUNG_MB = 4;
 /** Logs read per turn of the event loop when no worker can run (the fallback, in-process). */
 const SLICE = 32;
 
@@ -80,7 +81,8 @@ export class TerminalHeadReader {
   private start(): Worker | undefined {
     let worker: Worker;
     try {
-      worker = startWorkerThread(import.meta.url, 'terminal-head-worker');
+      // Its garbage is small and short-lived (a head's strings): a small young generation keeps it resident small.
+      worker = startWorkerThread(import.meta.url, 'terminal-head-worker', { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
     } catch {
       this.broken = true;
       return undefined;
