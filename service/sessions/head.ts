@@ -15,7 +15,7 @@ export const QUICK_HEAD_BYTES = 64 * 1024;
  * rollout states about 90 KB of instructions and tools before it (session_meta, developer
  * messages), and reading 1 MB of each of thousands of rollouts was most of a first start.
  */
-const NEAR_HEAD_BYTES = 256 * 1024;
+export const NEAR_HEAD_BYTES = 256 * 1024;
 
 export interface Head {
   /** The first user prompt, when found. */

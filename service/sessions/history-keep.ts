@@ -3,12 +3,20 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { Decompress } from 'fzstd';
 import type { Logger } from '../log.js';
 import { originOf } from './fold.js';
 import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
 import type { SourceRecord } from './types.js';
+
+/** The most of the bound one session's copy may take. */
+const ONE_SESSION_SHARE = 0.25;
+/** New copies put in place together (see placeLater). */
+const PLACE_EVERY = 2000;
+/** Sessions looked at per turn of the event loop. */
+const YIELD_EVERY = 500;
 
 /**
  * Keeps what the programs delete (docs/history.md): a copy of every terminal session's file
@@ -19,8 +27,9 @@ import type { SourceRecord } from './types.js';
  * ids (byte offsets) and counts stay those of the original; a compressed rollout with no copy
  * yet is decompressed into one (fzstd: Node 20 has no zstd). The copies are folders of the
  * session layout: the index lists them as a session's last source, read only when the
- * program's own file is gone. Newest sessions first, up to `capBytes` in all; the copies of
- * older sessions are removed (and a session whose file the program deleted then goes).
+ * program's own file is gone. Newest sessions first, up to `capBytes` in all, each at most a
+ * quarter of it; the copies of sessions that do not fit are removed (and a session whose file
+ * the program deleted then goes).
  * Nothing is ever written into the programs' folders.
  */
 export class HistoryKeeper {
@@ -29,6 +38,8 @@ export class HistoryKeeper {
   private queue: Promise<void> = Promise.resolve();
   private pending: SessionView[] | 'all' | undefined;
   private stops: Array<() => void> = [];
+  /** Copies made and not in place yet: [temp file, copy]. */
+  private readonly ready: Array<[string, string]> = [];
   private closed = false;
 
   constructor(
@@ -74,23 +85,30 @@ export class HistoryKeeper {
     const mine = new Set(changed.map((v) => v.id));
     let used = 0;
     // The bound is spent newest session first, over every session (a change may push an old copy out).
-    for (const view of all) {
-      if (this.closed) return;
+    for (const [i, view] of all.entries()) {
+      if (this.closed) break;
+      // Requests go between slices (a restart's first page came after a pass over 20,000 sessions).
+      if (i % YIELD_EVERY === 0) await yieldToEvents();
       if (originOf(view.records[0]!) !== 'terminal') continue;
       const source = sourceOf(view.records);
       const kept = this.keptFile(view);
       const size = source ? this.sizeOf(source) : undefined;
       const keptSize = this.keptSize(view.records);
-      used += size ?? keptSize ?? 0;
-      if (used > this.capBytes) {
+      const bytes = size ?? keptSize ?? 0;
+      // A session that does not fit in what is left of the bound, or alone takes over a share of
+      // it, is not kept; the older sessions after it still may be (one huge rollout among the
+      // newest took the whole bound, and every older session lost its copy).
+      if (used + bytes > this.capBytes || bytes > this.capBytes * ONE_SESSION_SHARE) {
         if (keptSize !== undefined || this.from.has(kept)) await this.drop(kept);
         continue;
       }
+      used += bytes;
       if (!mine.has(view.id) || !source?.log || source.log.kind !== 'file') continue;
       if (source.source === 'clib-zst') {
         if (keptSize === undefined) await this.decompress(source.log.path, kept);
       } else await this.copy(source.log.path, kept);
     }
+    await this.place();
   }
 
   private keptFile(view: SessionView): string {
@@ -115,14 +133,30 @@ export class HistoryKeeper {
     await mkdir(path.dirname(kept), { recursive: true, mode: 0o700 });
     if (dst && sameFile === src.ino && dst.size < src.size) {
       await pipeline(createReadStream(source, { start: dst.size, end: src.size - 1 }), createWriteStream(kept, { flags: 'a', mode: 0o600 }));
+      // The copy carries the source's time: a session read from it keeps its updated_at.
+      await utimes(kept, src.atime, sameMs(src.mtimeMs));
     } else {
       const temp = tempOf(kept);
       await pipeline(createReadStream(source, { start: 0, end: Math.max(0, src.size - 1) }), createWriteStream(temp, { mode: 0o600 }));
-      await rename(temp, kept);
+      await utimes(temp, src.atime, sameMs(src.mtimeMs));
+      await this.placeLater(temp, kept);
     }
-    // The copy carries the source's time: a session read from it keeps its updated_at.
-    await utimes(kept, src.atime, sameMs(src.mtimeMs));
     this.from.set(kept, src.ino);
+  }
+
+  /**
+   * A new copy is put in place with others, not alone: each new file in the kept folders is a
+   * new source the index lists anew over every session (a first pass copying thousands one by
+   * one made the listing anew thousands of times: most of the start's CPU and 700 MB resident).
+   */
+  private async placeLater(temp: string, kept: string): Promise<void> {
+    this.ready.push([temp, kept]);
+    if (this.ready.length >= PLACE_EVERY) await this.place();
+  }
+
+  /** Renames the copies made since the last time into place, at once (one refresh of the index). */
+  private async place(): Promise<void> {
+    for (const [temp, kept] of this.ready.splice(0)) await rename(temp, kept).catch((err: unknown) => this.log.warn({ file: kept, err: String(err) }, 'terminal history copy not kept'));
   }
 
   /** A compressed rollout with no copy yet (it was compressed before the service saw it). */
@@ -143,7 +177,7 @@ export class HistoryKeeper {
       await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
       const src = await stat(source);
       await utimes(temp, src.atime, sameMs(src.mtimeMs));
-      await rename(temp, kept);
+      await this.placeLater(temp, kept);
     } catch (err) {
       out.destroy();
       await rm(temp, { force: true });

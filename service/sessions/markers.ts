@@ -16,7 +16,9 @@ export function linesFor(format: LogFormat, consumer: Consumer): LineSelect {
   const key = `${format}\0${consumer}`;
   let select = selects.get(key);
   if (!select) {
-    select = markerSelect(FORMATS[format].needs[consumer]);
+    const markers = markerSelect(FORMATS[format].needs[consumer]);
+    const narrow = FORMATS[format].narrow?.[consumer];
+    select = narrow ? (line) => markers(line) && narrow(line) : markers;
     selects.set(key, select);
   }
   return select;

@@ -17,9 +17,6 @@ import { HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout
 
 export type { LogChange } from './source-files.js';
 
-/** Logs whose first prompts are read and listed before the others' (a first page and more). */
-const FIRST_TITLES = 200;
-
 /** How long `settle` waits for the watcher to bring a session it does not know yet. */
 const NEW_SESSION_WAIT_MS = 1000;
 
@@ -104,9 +101,10 @@ export class SessionIndex {
     });
     this.titled = this.built.then(() =>
       this.enqueue(async () => {
-        // Every session titled (a restart's listing, as a rule): no log's first lines are
-        // needed, and the walk over every record that would find none is skipped.
-        if (this.views.every((v) => v.title !== '')) return;
+        // Every session titled (a restart's listing, as a rule) but those with no log to read
+        // (a compressed rollout not kept yet): no log's first lines are needed, and the walk
+        // over every record that would find none is skipped.
+        if (this.views.every((v) => v.title !== '' || !v.log || !this.files.logExists(v.log))) return;
         this.refreshing++;
         try {
           if (await this.rebuild({ titlesOnly: true })) this.snapshot?.schedule();
@@ -180,7 +178,7 @@ export class SessionIndex {
   async ensureTitle(view: SessionView): Promise<void> {
     if (view.title || !view.log) return;
     // The background titles pass may have read the head already, for views made after this one.
-    if (this.files.needsHead(view.log)) await this.files.readTitles([view.log]);
+    if (this.files.needsHead(view.log)) await this.files.readTitles([view.log], { now: true });
     const prompt = this.merge(view.records)[0];
     if (prompt?.title) Object.assign(view, { title: prompt.title, titleKey: prompt.titleKey });
     // A terminal session's directory comes from the same first lines.
@@ -329,8 +327,9 @@ export class SessionIndex {
         }
       }
       // A changed log is counted again; the walk over every session starts over only when
-      // the list was made anew (sessions came, went or moved).
-      this.counts.changed(changes, structural);
+      // the list was made anew (sessions came, went or moved). A log no session is listed
+      // from (a kept copy of a terminal session whose program file is there) is not counted.
+      this.counts.changed(changes.filter((c) => !c.ref || this.byLog.has(c.path)), structural);
     }
     if (this.live && (structural || changes.length > 0) && this.sessionListeners.size > 0) this.tellSessions(changedSessions(before, this.views, structural, changes, this.byLog));
     return structural;
@@ -365,28 +364,19 @@ export class SessionIndex {
     const titled = titledIds(records);
     const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
     if (options.titlesOnly && untitled.length === 0) return false;
-    if (untitled.length > 0 && !options.deferTitles) {
-      // The newest logs first, listed at once: the first page needs only them, and reading the
-      // head of every log of a large terminal history takes minutes on a cold disk.
-      const first = untitled.length > FIRST_TITLES ? this.newestLogs(untitled, FIRST_TITLES) : untitled;
-      await this.files.readTitles(first);
-      if (first !== untitled) {
-        this.setViews(this.merge(records));
-        const read = new Set(first);
-        await this.files.readTitles(untitled.filter((log) => !read.has(log)));
-      }
-    }
+    // Newest first (terminal logs' on a worker thread); a page does not wait for them: it has
+    // its own sessions' heads read before the rest (ensureTitle).
+    if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(this.newestFirst(untitled));
     this.setViews(this.merge(records));
     return true;
   }
 
-  /** The `n` logs last written. */
-  private newestLogs(logs: LogRef[], n: number): LogRef[] {
+  /** The logs, last written first. */
+  private newestFirst(logs: LogRef[]): LogRef[] {
     const mtime = (log: LogRef): number => this.fileKey(log)?.mtimeMs ?? 0;
     return logs
       .map((log) => [mtime(log), log] as const)
       .sort((a, b) => b[0] - a[0])
-      .slice(0, n)
       .map(([, log]) => log);
   }
 

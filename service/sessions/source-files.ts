@@ -8,9 +8,6 @@ import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
 import { headIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
 import { readJson } from './index-file.js';
-import { lastDirectoryIn } from './last-directory.js';
-import { titleIn } from './program-title.js';
-import type { ProgramTitle } from '../transcripts/clia-title.js';
 import { TERMINAL_STORES } from './history-layout.js';
 import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
 import { eachLimited } from './limit.js';
@@ -18,6 +15,7 @@ import type { LogReader, LogVersion } from './logs.js';
 import { cliaRecordSource, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
 import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
 import { TerminalHeads } from './terminal-heads.js';
+import type { HeadJob } from './terminal-head-reader.js';
 import { parseIndexForListing } from '../transcripts/runtimea-store.js';
 import { firstUserText } from '../transcripts/title.js';
 import type { LogRef, SourceRecord } from './types.js';
@@ -313,35 +311,47 @@ export class SourceFiles {
     return !head || (!head.final && head.key.size !== known.key.size);
   }
 
-  /** First prompts: the first 64 KB of every log in one sliced pass, further only where needed. */
-  async readTitles(refs: LogRef[]): Promise<void> {
+  /**
+   * First prompts: of the service's own logs, the first 64 KB of each in one sliced pass,
+   * further only where needed; of terminal history logs (thousands, a cold disk read each),
+   * everything the listing takes, read by a worker thread (terminal-heads.ts) and taken as it
+   * comes. `now`: a page's own logs, read before any read under way.
+   */
+  async readTitles(refs: LogRef[], options: { now?: boolean } = {}): Promise<void> {
     const files = refs.flatMap((ref) => (ref.kind === 'file' ? [ref.path] : []));
-    const further = new Map<string, ProgramTitle | undefined>();
-    const tails: string[] = [];
-    await this.terminal.refreshNames(files.map((f) => this.files.get(f)).flatMap((known) => (known?.role === 'log' ? [known.store] : [])));
-    await eachStart(files, QUICK_HEAD_BYTES, (file, head, st) => {
+    const own: string[] = [];
+    const terminal: HeadJob[] = [];
+    for (const file of files) {
+      const known = this.files.get(file);
+      if (known?.role === 'log' && TERMINAL_STORES.has(known.store)) terminal.push([file, STORE_FORMAT[known.store]]);
+      else own.push(file);
+    }
+    const further: string[] = [];
+    await this.terminal.refreshNames(terminal.map(([file]) => (this.files.get(file) as Extract<Known, { role: 'log' }>).store));
+    const heads = this.terminal.readHeads(terminal, (file, head) => this.takeHead(file, head), options.now);
+    await eachStart(own, QUICK_HEAD_BYTES, (file, head, st) => {
       const known = this.files.get(file);
       if (known?.role !== 'log') return;
-      const format = STORE_FORMAT[known.store];
-      const found: Omit<Head, 'final'> = headIn(head, format);
-      // A terminal session's directory and title are the last its log states: in these bytes for a small log.
-      if (TERMINAL_STORES.has(known.store)) {
-        if (st.size <= QUICK_HEAD_BYTES) found.directory = lastDirectoryIn(head, format) ?? found.directory;
-        else tails.push(file);
-        const title = this.terminal.ownTitle(known.store, known.id) ?? titleIn(head, format);
-        if (title) found.title = title;
-      }
+      const found: Omit<Head, 'final'> = headIn(head, STORE_FORMAT[known.store]);
       if (found.prompt !== undefined) known.head = { ...found, final: true, key: known.key };
       else if (st.size <= QUICK_HEAD_BYTES) known.head = { ...found, final: false, key: known.key };
-      else further.set(file, found.title);
+      else further.push(file);
     });
-    await eachLimited([...further], IO_CONCURRENCY, async ([file, title]) => {
+    await eachLimited(further, IO_CONCURRENCY, async (file) => {
       const known = this.files.get(file);
       if (known?.role !== 'log') return;
-      known.head = { ...(await readHead(file, STORE_FORMAT[known.store]).catch(() => ({ final: false }))), ...(title ? { title } : {}), key: known.key };
+      known.head = { ...(await readHead(file, STORE_FORMAT[known.store]).catch(() => ({ final: false }))), key: known.key };
     });
-    await eachLimited(tails, IO_CONCURRENCY, (file) => this.readLastDirectory(file));
     for (const ref of refs) if (ref.kind === 'sqlite') this.readSqliteTitle(ref.db, ref.sessionId);
+    await heads;
+  }
+
+  /** A terminal log's head as the worker read it; Codex's thread name beats its titles. */
+  private takeHead(file: string, head: Head | undefined): void {
+    const known = this.files.get(file);
+    if (known?.role !== 'log' || !head) return;
+    const title = this.terminal.ownTitle(known.store, known.id) ?? head.title;
+    known.head = { ...head, ...(title ? { title } : {}), key: known.key };
   }
 
   /** Whether a grown terminal log now states another last directory or title (its head is updated). */

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Head } from './head.js';
+import { TerminalHeadReader, type HeadJob } from './terminal-head-reader.js';
 import { lastDirectoryIn, LISTING_TAIL_BYTES, tailOf } from './last-directory.js';
 import { CodexNames, titleIn } from './program-title.js';
 import { newerTitle, type ProgramTitle } from '../transcripts/clia-title.js';
@@ -15,6 +16,7 @@ const CODEX_STORES: ReadonlySet<string> = new Set<StoreName>(['clib-home', 'clib
  */
 export class TerminalHeads {
   private readonly codexNames = new CodexNames();
+  private readonly reader = new TerminalHeadReader();
 
   constructor(private readonly roots: SessionRoots) {}
 
@@ -25,6 +27,14 @@ export class TerminalHeads {
       await this.codexNames.refresh(this.codexIndexFile());
       return;
     }
+  }
+
+  /**
+   * Reads these logs' heads (first prompt, directories, titles: terminal-head-sync.ts) on a
+   * worker thread, each handed to `take` as it comes; `now` before the reads under way.
+   */
+  readHeads(jobs: readonly HeadJob[], take: (file: string, head: Head | undefined) => void, now = false): Promise<void> {
+    return this.reader.read(jobs, take, now);
   }
 
   /** A Codex thread's name (session_index.jsonl), as last read. */

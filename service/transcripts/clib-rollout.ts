@@ -1,6 +1,6 @@
 import type { LogEntry, Role, Usage } from './types.js';
 import { asObject, blocksOf, isObject, isoTime, messageEntry, num, positionId, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
-import { looksWhole } from './quick.js';
+import { indexNear, looksWhole, skipValue, spanAt, spanIs, startsWith } from './quick.js';
 
 /**
  * Codex's own rollouts (`$CODEX_HOME/sessions/.../rollout-*.jsonl`), one `{timestamp, type,
@@ -146,20 +146,118 @@ function usageOf(t: Tokens): Usage {
 
 const TYPE = Buffer.from('"type":"');
 const PAYLOAD = Buffer.from('"payload":');
+const THEN_PAYLOAD = Buffer.from(',"payload":');
 const RESPONSE_ITEM = Buffer.from('response_item"');
 
 /**
  * Lines other than response_item hold no message (most lines: events, contexts, counts). The
  * top-level `type` is the first `"type":"` of the line when it comes before `"payload":`
- * (the record's own keys, timestamp and ordinal, hold none).
+ * (the record's own keys, timestamp and ordinal, hold none). A response_item is told by its
+ * payload's `type` and `role` (responseItem's rules), read by bytes; only a user message (it
+ * may be injected context) is parsed.
  */
 export function peekClibRollout(line: Buffer): Role[] | undefined {
   if (!looksWhole(line)) return undefined;
-  const at = line.indexOf(TYPE);
-  const payload = line.indexOf(PAYLOAD);
+  const record = recordKeys(line);
+  if (!record) return undefined;
+  return startsWith(line, RESPONSE_ITEM, record.type) ? peekResponseItem(line, record.payload) : [];
+}
+
+const TIMESTAMP_FIRST = Buffer.from('{"timestamp":"');
+const THEN_ORDINAL = Buffer.from(',"ordinal":');
+const THEN_TYPE = Buffer.from(',"type":"');
+
+/**
+ * Where a rollout line's top-level `type` value and `payload` value start. The shape Codex
+ * writes, `{"timestamp":"...","ordinal":N,"type":"...","payload":...`, is read in place;
+ * else the first `"type":"` of the line when it comes before the first `"payload":`.
+ */
+export function recordKeys(line: Buffer): { type: number; payload: number } | undefined {
+  if (startsWith(line, TIMESTAMP_FIRST, 0)) {
+    const time = spanAt(line, TIMESTAMP_FIRST.length);
+    let j = time ? time.end + 1 : -1;
+    if (j !== -1 && startsWith(line, THEN_ORDINAL, j)) {
+      j += THEN_ORDINAL.length;
+      while (line[j]! >= 0x30 && line[j]! <= 0x39) j++;
+    }
+    const type = j !== -1 && startsWith(line, THEN_TYPE, j) ? spanAt(line, j + THEN_TYPE.length) : undefined;
+    if (type && startsWith(line, THEN_PAYLOAD, type.end + 1)) return { type: type.start, payload: type.end + 1 + THEN_PAYLOAD.length };
+  }
+  const at = indexNear(line, TYPE, 0);
+  const payload = at === -1 ? -1 : indexNear(line, PAYLOAD, 0);
   if (at === -1 || payload === -1 || at > payload) return undefined;
-  const value = at + TYPE.length;
-  return line.subarray(value, value + RESPONSE_ITEM.length).equals(RESPONSE_ITEM) ? undefined : [];
+  return { type: at + TYPE.length, payload: payload + PAYLOAD.length };
+}
+
+/**
+ * Whether usage needs a rollout line: false for a response_item that is no prompt, reply or
+ * tool call (tool output, reasoning, instructions: most of a rollout's bytes), which yields
+ * nothing usage counts; true for every other line (usage's markers chose them).
+ */
+export function clibRolloutUsageLine(line: Buffer): boolean {
+  const record = looksWhole(line) ? recordKeys(line) : undefined;
+  if (!record || !startsWith(line, RESPONSE_ITEM, record.type)) return true;
+  const { type, role } = payloadKeys(line, record.payload);
+  if (type === undefined) return true;
+  if (type === 'message') return role === undefined || role === 'user' || role === 'assistant';
+  return TOOL_CALLS.has(type);
+}
+
+/** The response_item payload types that are one tool message (responseItem). */
+const TOOL_CALLS: ReadonlySet<string> = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call']);
+const TOOL_ITEMS: ReadonlySet<string> = new Set([...TOOL_CALLS, 'function_call_output', 'custom_tool_call_output']);
+
+/** The messages of the response_item payload object at `i`, from its `type` and `role` keys; undefined when unsure. */
+function peekResponseItem(line: Buffer, i: number): Role[] | undefined {
+  const { type, role, content } = payloadKeys(line, i);
+  if (type === undefined) return undefined;
+  if (type !== 'message') return TOOL_ITEMS.has(type) ? ['tool'] : [];
+  if (role === 'assistant') return ['assistant'];
+  if (role === 'user') return content !== undefined && plainPrompt(line, content) ? ['user'] : undefined;
+  return role === undefined ? undefined : [];
+}
+
+const FIRST_TEXT = Buffer.from('[{"type":"input_text","text":"');
+
+/**
+ * Whether a user message's content (the array at `i`) surely starts with the user's own words:
+ * its first block's text starts with a printable ASCII character that starts no injected
+ * context (`<`, `#`), no space and no escape. Else it is parsed.
+ */
+function plainPrompt(line: Buffer, i: number): boolean {
+  if (!startsWith(line, FIRST_TEXT, i)) return false;
+  const c = line[i + FIRST_TEXT.length]!;
+  return c > 0x20 && c < 0x7f && c !== 0x3c && c !== 0x23 && c !== 0x5c && c !== 0x22;
+}
+
+const [TYPE_KEY, ROLE_KEY, CONTENT_KEY] = ['type', 'role', 'content'].map((k) => Buffer.from(k)) as [Buffer, Buffer, Buffer];
+
+type PayloadKeys = { type?: string; role?: string; content?: number };
+
+/**
+ * The string values of `type` and `role`, and where `content`'s value starts, among the keys
+ * of the object at `i` (compact JSON), read until what the peek needs is known.
+ */
+function payloadKeys(line: Buffer, i: number): PayloadKeys {
+  const out: PayloadKeys = {};
+  if (line[i] !== 0x7b) return out;
+  let j = i + 1;
+  while (line[j] === 0x22) {
+    const key = spanAt(line, j + 1);
+    if (!key || line[key.end + 1] !== 0x3a) return {};
+    j = key.end + 2;
+    const name = spanIs(line, key, TYPE_KEY) ? 'type' : spanIs(line, key, ROLE_KEY) ? 'role' : spanIs(line, key, CONTENT_KEY) ? 'content' : undefined;
+    if ((name === 'type' || name === 'role') && line[j] === 0x22) {
+      const text = spanAt(line, j + 1);
+      if (!text) return {};
+      out[name] = line.toString('latin1', text.start, text.end);
+    } else if (name === 'content') out.content = j;
+    if (out.type !== undefined && (out.type !== 'message' || (out.role !== undefined && (out.role !== 'user' || out.content !== undefined)))) return out;
+    j = skipValue(line, j);
+    if (j === -1 || line[j] !== 0x2c) return j !== -1 && line[j] === 0x7d ? out : {};
+    j++;
+  }
+  return out;
 }
 
 /** A rollout states its directory in `session_meta` and in each `turn_context`. */

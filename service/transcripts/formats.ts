@@ -3,7 +3,7 @@ import { cliaLink, type ChainLink } from './clia-chain.js';
 import { cliaTitle, type ProgramTitle } from './clia-title.js';
 import { cliaDirectory, normalizeClia, normalizeCliaAgent, peekClia } from './clia.js';
 import { normalizeClib, peekClib } from './clib.js';
-import { clibRolloutDirectory, normalizeClibRollout, peekClibRollout } from './clib-rollout.js';
+import { clibRolloutDirectory, clibRolloutUsageLine, normalizeClibRollout, peekClibRollout } from './clib-rollout.js';
 import type { LineContext } from './common.js';
 import type { Peek } from './quick.js';
 import { normalizeRuntimea, peekRuntimea } from './runtimea.js';
@@ -23,6 +23,11 @@ export interface Format {
    * structure, never text (a marker may match more lines than needed, never fewer).
    */
   needs: Readonly<Record<Consumer, readonly string[]>>;
+  /**
+   * Per consumer, of the lines `needs` selects, a finer look at bytes: false for a line that
+   * surely yields nothing the consumer uses (left unparsed), true when unsure.
+   */
+  narrow?: Readonly<Partial<Record<Consumer, (line: Buffer) => boolean>>>;
   /** The working directory a record states, for the programs' own histories (docs/history.md). */
   directory?(record: unknown): string | undefined;
   /**
@@ -67,6 +72,8 @@ export const FORMATS: Readonly<Record<LogFormat, Format>> = {
     peek: peekClibRollout,
     // Messages and tool calls, the turn's model, token counts; a sub-agent's parent and where its replay of the parent's history ends.
     needs: { usage: ['"type":"response_item"', '"type":"turn_context"', '"type":"token_count"', '"type":"session_meta"', '"type":"thread_settings_applied"', '"trigger_turn":true'] },
+    // Of the response items, only prompts, replies and tool calls (not tool output, reasoning, instructions).
+    narrow: { usage: clibRolloutUsageLine },
     directory: clibRolloutDirectory,
   },
 };

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -236,6 +236,35 @@ describe('kept when the programs delete or compress it', () => {
         await unlink(file);
         await eventually(async () => expect((await fresh.get('/api/sessions?origin=terminal')).json().sessions).toEqual([]));
         expect(existsSync(path.join(other, '.space-state', 'history', 'clia', `${CLAUDE_ID}.jsonl`))).toBe(false);
+      } finally {
+        await fresh.close();
+      }
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the keep bound (SPACE_HISTORY_KEEP_MB)', () => {
+  it('is not spent by one huge newest session: it is not kept, the older ones are', async () => {
+    const other = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-bound-'));
+    const HUGE_ID = '0c87d944-f87f-4b7b-84f7-568e3c54b0f9';
+    try {
+      await mkdir(projectDir(other), { recursive: true });
+      const older = path.join(projectDir(other), `${CLAUDE_ID}.jsonl`);
+      const huge = path.join(projectDir(other), `${HUGE_ID}.jsonl`);
+      await copyFile(path.join(FIXTURES, 'clia-native', `${CLAUDE_ID}.jsonl`), older);
+      await copyFile(path.join(FIXTURES, 'clia-native', `${HUGE_ID}.jsonl`), huge);
+      // Over the whole bound of 1 MB, and the newest.
+      await appendFile(huge, `${JSON.stringify({ type: 'file-history-snapshot', padding: 'x'.repeat(1100 * 1024) })}\n`);
+      const day = Date.now() / 1000 - 86_400;
+      await utimes(older, day, day);
+      const fresh = await startService({ home: other, env: { SPACE_HISTORY_KEEP_MB: '1' } });
+      const kept = (id: string): string => path.join(other, '.space-state', 'history', 'clia', `${id}.jsonl`);
+      try {
+        await eventually(async () => expect(existsSync(kept(CLAUDE_ID))).toBe(true));
+        expect(existsSync(kept(HUGE_ID))).toBe(false);
+        expect((await fresh.get('/api/sessions?origin=terminal')).json().sessions.map((s: any) => s.session_id)).toEqual([HUGE_ID, CLAUDE_ID]);
       } finally {
         await fresh.close();
       }

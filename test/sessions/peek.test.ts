@@ -71,6 +71,31 @@ const oddLines: Record<LogFormat, string[]> = {
     '{"type":"response_item","timestamp":"2026-01-01T00:00:00Z","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"order differs"}]}}',
     '{"payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"payload first"}]},"type":"response_item"}',
     '{"timestamp":"2026-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x"}]}}',
+    // Told by the payload's type and role, read by bytes.
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message","status":"completed","id":"m","role":"assistant","content":[]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"x"}]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"content":[{"type":"output_text","text":"x"}],"role":"assistant","type":"message"}}',
+    '{"timestamp":"t","type":"response_item","payload":{"id":{"type":"x","role":"user"},"type":"reasoning","summary":[]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c"}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"c","output":"x"}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"web_search_call","action":{"type":"search"}}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"reasoning","summary":[],"encrypted_content":"x"}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"mess\\u0061ge","role":"assistant"}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"assis\\u0074ant","content":[]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"role":"assistant","type":"message","content":[]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message"}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":7}}',
+    // A user message: its own words counted by bytes; what may be injected context, parsed.
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix the build"}]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":" <environment_context>"}]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"\\n<skill>x"}]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"# AGENTS.md instructions"}]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":""},{"type":"input_text","text":"<turn_aborted>"}]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_image","image_url":"x"},{"type":"input_text","text":"<user_shell_command>"}]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"\u3000<environment_context>"}]}}',
+    '{"timestamp":"t","type":"response_item","payload":{"type":"message","content":[{"type":"input_text","text":"late role"}],"role":"user"}}',
+    '{"timestamp":"t","type":"response_item","payload":{}}',
+    '{"timestamp":"t","type":"response_item","payload":"x"}',
   ],
 };
 
@@ -92,4 +117,20 @@ describe('peeks agree with the normalizer', () => {
       expect(answered / lines.length).toBeGreaterThan(0.5);
     });
   }
+});
+
+describe("a rollout line usage's narrowing leaves unparsed yields nothing usage counts", () => {
+  it('every recorded and odd rollout line it refuses holds no prompt, reply, tool call or token count', () => {
+    const narrow = FORMATS['clib-rollout'].narrow!.usage!;
+    let refused = 0;
+    for (const line of [...recorded('clib-rollout'), ...oddLines['clib-rollout']]) {
+      if (narrow(Buffer.from(line))) continue;
+      refused++;
+      const entries = FORMATS['clib-rollout'].normalize(JSON.parse(line), { position: 0, fallbackTime: '', memo: {} });
+      const counted = entries.filter((e) => e.kind === 'usage' || e.message.role === 'user' || e.message.role === 'assistant' || e.message.tool_call);
+      expect(counted, line.slice(0, 200)).toEqual([]);
+    }
+    // Tool output, reasoning and instructions are refused.
+    expect(refused).toBeGreaterThan(5);
+  });
 });

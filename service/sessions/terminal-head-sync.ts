@@ -1,0 +1,63 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { headIn, HEAD_BYTES, NEAR_HEAD_BYTES, QUICK_HEAD_BYTES, type Head } from './head.js';
+import { lastDirectoryIn, LISTING_TAIL_BYTES } from './last-directory.js';
+import { titleIn } from './program-title.js';
+import { newerTitle } from '../transcripts/clia-title.js';
+import type { LogFormat } from './types.js';
+
+/** The buffer readTerminalHeadSync needs (one per reader, reused for every log). */
+export function headBuffer(): Buffer {
+  return Buffer.allocUnsafe(HEAD_BYTES);
+}
+
+/**
+ * What the listing takes from a terminal history log (docs/history.md), read with synchronous
+ * calls (a worker thread's, terminal-head-worker.ts): the first prompt and the directory stated
+ * before it from its first 64 KB (256 KB, then 1 MB, only while no prompt is found: a Codex
+ * rollout's instructions come first), the program's own title from those 64 KB, and, from its
+ * last LISTING_TAIL_BYTES, the last directory and newest title (a small log is its own tail).
+ * The same rules as SourceFiles.readTitles on the main thread. Undefined when the log is gone.
+ * Codex's thread names (session_index.jsonl) are the caller's to apply: they beat these titles.
+ */
+export function readTerminalHeadSync(file: string, format: LogFormat, buffer: Buffer): Head | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const { size } = fstatSync(fd);
+    const quick = readInto(fd, buffer, 0, Math.min(size, QUICK_HEAD_BYTES));
+    let title = titleIn(quick, format);
+    let found = headIn(quick, format);
+    if (size <= QUICK_HEAD_BYTES) {
+      const directory = lastDirectoryIn(quick, format) ?? found.directory;
+      return { ...found, ...(directory ? { directory } : {}), ...(title ? { title } : {}), final: found.prompt !== undefined };
+    }
+    for (const to of [NEAR_HEAD_BYTES, HEAD_BYTES]) {
+      if (found.prompt !== undefined) break;
+      found = headIn(readInto(fd, buffer, 0, Math.min(size, to)), format);
+      if (size <= to) break;
+    }
+    const tail = readInto(fd, buffer, Math.max(0, size - LISTING_TAIL_BYTES), size);
+    const directory = lastDirectoryIn(tail, format) ?? found.directory;
+    title = newerTitle(title, titleIn(tail, format));
+    return { ...found, ...(directory ? { directory } : {}), ...(title ? { title } : {}), final: found.prompt !== undefined || size >= HEAD_BYTES };
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Bytes [from, to) of the file into the start of `buffer` (shorter when the file is). */
+function readInto(fd: number, buffer: Buffer, from: number, to: number): Buffer {
+  let filled = 0;
+  while (filled < to - from) {
+    const n = readSync(fd, buffer, filled, to - from - filled, from + filled);
+    if (n === 0) break;
+    filled += n;
+  }
+  return buffer.subarray(0, filled);
+}
