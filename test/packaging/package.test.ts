@@ -64,6 +64,7 @@ describe('the packaged app (electron-builder --linux dir)', () => {
       '/dist/service/usage/scan-worker.js',
       '/dist/service/fts/worker.js',
       '/dist/service/sessions/count-worker.js',
+      '/dist/service/sessions/terminal-head-worker.js',
       '/web/diagnostics/index.html',
       '/web/diagnostics/app.js',
       '/templates/project/AGENTS.md',
