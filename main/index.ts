@@ -4,7 +4,6 @@ import { app, BrowserWindow, dialog, ipcMain, protocol, session, shell } from 'e
 import Store from 'electron-store';
 import electronUpdater from 'electron-updater';
 import { loadConfig, safeOrigin } from '../service/config.js';
-import { limitHeapGrowth } from '../service/heap-growth.js';
 import { createService, type Service } from '../service/index.js';
 import { createLogger } from '../service/log.js';
 import { enforceCsp } from './csp.js';
@@ -40,7 +39,6 @@ if (claimSingleInstance(app, () => mainWindow)) {
 }
 
 async function start(): Promise<void> {
-  limitHeapGrowth();
   const config = loadConfig(process.env);
   // The poll token is consumed by the service at start-up (which then removes both sign-in
   // variables); delete it at once so nothing started before that can inherit it.

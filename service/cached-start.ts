@@ -18,7 +18,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import vm from 'node:vm';
-import { limitHeapGrowth } from './heap-growth.js';
 
 const BUNDLE = fileURLToPath(new URL('./headless.cjs', import.meta.url));
 /** The state folder as service/config.ts resolves it (HOME, else the user's home). */
@@ -27,9 +26,6 @@ const CACHE = path.join(process.env.HOME || os.homedir(), '.space-state', 'code-
 const WRITE_AFTER_MS = 3000;
 const KEY_BYTES = 32;
 
-// Before the compile: V8's code cache is checked against a hash of its flags, so a cache made
-// after the flag was set and handed to a compile before it would be refused at every start.
-limitHeapGrowth();
 const source = readFileSync(BUNDLE, 'utf8');
 const key = createHash('sha256').update(`${process.version}\0${process.arch}\0`).update(source).digest();
 const cached = savedCache();

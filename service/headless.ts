@@ -1,6 +1,5 @@
 import { ConfigError, loadConfig } from './config.js';
 import { createHeadlessHost } from './host.js';
-import { limitHeapGrowth } from './heap-growth.js';
 import { createService } from './index.js';
 import { createLogger } from './log.js';
 import { runUntilSignalled } from './run.js';
@@ -11,7 +10,6 @@ import { runUntilSignalled } from './run.js';
  * await, which cached-start.ts compiles with a V8 code cache.
  */
 export async function main(): Promise<void> {
-  limitHeapGrowth();
   try {
     const config = loadConfig(process.env);
     const log = createLogger(config.logLevel);
