@@ -114,12 +114,13 @@ export class CheckpointStore {
     const left = new Set(skipped.map((s) => s.path));
     const changed = files.filter((file) => !left.has(file));
     const bulk = this.flusher.covers(changed.length);
-    await this.stage(store, changed, deadline, bulk ? ['core.fsync=none'] : []);
+    const config = bulk ? ['core.fsync=none'] : [];
+    await this.stage(store, changed, deadline, config);
     staged?.();
     // No ref per checkpoint: the store is never collected except by pruning, which first names
     // every tree a ledger still holds (prune.ts). Outside a bulk, git flushes each new tree
     // object on its own (write-tree has no batch): that is why a turn does not wait for it.
-    const tree = (await this.git(store, { args: ['write-tree'], deadline, config: bulk ? ['core.fsync=none'] : [] })).stdout.toString().trim();
+    const tree = (await this.git(store, { args: ['write-tree'], deadline, config })).stdout.toString().trim();
     if (bulk) await this.flusher.flush(store.gitDir, deadline);
     return { ok: true, tree, skipped, notCovered: nested.sort() };
   }

@@ -7,7 +7,7 @@ import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { FORMATS, type LineContext } from '../transcripts/formats.js';
 import { currentBranch, extend, isOff, type Branch } from './branch.js';
 import { countInto, type Checkpoint, type RangeCount } from './count-range.js';
-import { countOnWorker, lineStartFrom, MAIN_SHARE, SPLIT_MIN_BYTES } from './parallel-count.js';
+import { splitCount, SPLIT_MIN_BYTES, type Split } from './parallel-count.js';
 import { countLine, lineEntries } from './line-entries.js';
 import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';
@@ -292,29 +292,6 @@ async function countTail(fh: FileHandle, format: LogFormat, state: CountState, k
   state.tail = tail ? countLine(format, tail, false) : 0;
   state.key = key;
   return true;
-}
-
-/** Where a count is made, and from how many new bytes its last part goes to a worker thread. */
-interface Split {
-  path: string;
-  minBytes: number;
-  foreground: Foreground | undefined;
-  /** Called when a range was counted on a worker thread. */
-  tally: () => void;
-}
-
-/**
- * A big range of lines to count (a log never counted, or one that grew a lot) without a
- * branch to follow: its last part, from a line start, handed to a worker thread.
- */
-async function splitCount({ path, minBytes }: Split, fh: FileHandle, format: LogFormat, from: number, key: FileKey): Promise<{ from: number; count: Promise<RangeCount | undefined> } | undefined> {
-  if (key.size - from < minBytes) return undefined;
-  const split = await lineStartFrom(fh, from + Math.floor((key.size - from) * MAIN_SHARE), key.size);
-  if (split === undefined) return undefined;
-  const count = countOnWorker({ path, format, from: split, to: key.size, ino: key.ino });
-  // Rejected while the first half is still counted: awaited (and thrown) after it.
-  count.catch(() => undefined);
-  return { from: split, count };
 }
 
 /** A count of the lines right after `state`'s, added to it. */

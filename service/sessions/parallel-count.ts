@@ -1,4 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
+import type { Foreground } from '../process/foreground.js';
+import type { FileKey } from './file-key.js';
 import { startWorkerThread } from '../process/worker-thread.js';
 import type { RangeCount } from './count-range.js';
 import { LogChangedError } from './lines.js';
@@ -69,4 +71,27 @@ export function countOnWorker(request: RangeRequest): Promise<RangeCount | undef
     worker.once('exit', () => resolve(undefined));
     worker.postMessage(request);
   });
+}
+
+/** Where a count is made, and from how many new bytes its last part goes to a worker thread. */
+export interface Split {
+  path: string;
+  minBytes: number;
+  foreground: Foreground | undefined;
+  /** Called when a range was counted on a worker thread. */
+  tally: () => void;
+}
+
+/**
+ * A big range of lines to count (a log never counted, or one that grew a lot) without a
+ * branch to follow: its last part, from a line start, handed to a worker thread.
+ */
+export async function splitCount({ path, minBytes }: Split, fh: FileHandle, format: LogFormat, from: number, key: FileKey): Promise<{ from: number; count: Promise<RangeCount | undefined> } | undefined> {
+  if (key.size - from < minBytes) return undefined;
+  const split = await lineStartFrom(fh, from + Math.floor((key.size - from) * MAIN_SHARE), key.size);
+  if (split === undefined) return undefined;
+  const count = countOnWorker({ path, format, from: split, to: key.size, ino: key.ino });
+  // Rejected while the first half is still counted: awaited (and thrown) after it.
+  count.catch(() => undefined);
+  return { from: split, count };
 }
