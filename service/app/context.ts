@@ -157,14 +157,15 @@ export function createContext(config: Config, host: Host, log: Logger, state: { 
 /**
  * Starts the long-lived services: the usage store listens to the session index before it
  * builds, the index builds off the request path (the first sessions request waits for it),
- * the full-text index follows it (on a restart, once usage has taken its default window from
- * the saved aggregates: bounded, see FtsIndex.start), and the event channel's sources come last.
+ * the full-text index follows it (once every log is counted and, on a restart, once usage has
+ * taken its default window from the saved aggregates: bounded, see FtsIndex.start), and the
+ * event channel's sources come last.
  */
 export function startServices(ctx: ServiceContext): RunningServices {
   const usageWarmed = ctx.usage.start();
   ctx.sessions.start();
-  // A restart's usage view first: the full-text reconcile waits for its pass (bounded).
-  ctx.fts.start(usageWarmed);
+  // A restart's usage view and the start's message counts first: the full-text build waits for both (bounded).
+  ctx.fts.start(usageWarmed, ctx.sessions.counted());
   const eventSources = startEventSources(ctx.events, ctx.sessions, ctx.fts);
   ctx.historySwitch.start();
   return {

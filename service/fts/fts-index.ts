@@ -56,6 +56,12 @@ const OPEN_WAIT_MS = 10_000;
 /** The longest the first build waits for the start's foreground work (see start). */
 const AFTER_WAIT_MS = 2_000;
 /**
+ * The longest it waits for the start's message counts (see start): a first start counts every
+ * log on the main thread while this build reads every log on its own; together they took a
+ * real home's first start over 300 MB resident (docs/startup.md).
+ */
+const COUNTED_WAIT_MS = 30_000;
+/**
  * The indexing worker's young generation (V8's default is about 48 MB): the worker lives as
  * long as the service, and its default young space was the largest part of its resident
  * memory; 4 MB cut the idle service by 37-60 MB for no measurable time on a first build
@@ -98,11 +104,13 @@ export class FtsIndex {
   /**
    * `after`: work a user waits for at start that the first reconciliation (a message per
    * session each way, on the main thread) should not compete with; waited for at most
-   * AFTER_WAIT_MS, so search is never held up for long.
+   * AFTER_WAIT_MS, so search is never held up for long. `counted`: the start's first count of
+   * every log, waited for at most COUNTED_WAIT_MS (the two passes read the same logs; one after
+   * the other they hold less memory at once and give the listing's counts first).
    */
-  start(after: Promise<unknown> = Promise.resolve()): void {
+  start(after: Promise<unknown> = Promise.resolve(), counted: Promise<unknown> = Promise.resolve()): void {
     this.unsubscribe = this.sessions.onLogChange((changes) => this.changed(changes));
-    const waited = Promise.race([after.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, AFTER_WAIT_MS).unref())]);
+    const waited = Promise.all([bounded(after, AFTER_WAIT_MS), bounded(counted, COUNTED_WAIT_MS)]);
     void waited.then(() => this.boot()).catch((err: unknown) => this.fail(String(err)));
   }
 
@@ -391,6 +399,11 @@ export class FtsIndex {
 interface Deferred {
   promise: Promise<void>;
   resolve(): void;
+}
+
+/** `work`, settled or not, after at most `ms`. */
+function bounded(work: Promise<unknown>, ms: number): Promise<unknown> {
+  return Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, ms).unref())]);
 }
 
 function deferred(): Deferred {

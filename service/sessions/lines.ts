@@ -10,6 +10,22 @@ export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 const FORWARD_CHUNK = 1024 * 1024;
 const BACKWARD_CHUNK = 256 * 1024;
 const NL = 0x0a;
+/** Chunk buffers kept for the next forward read (per thread: a module's state is its thread's). */
+const SPARE_CHUNKS = 4;
+const spareChunks: Buffer[] = [];
+
+/**
+ * A chunk buffer for a forward read, given back with `releaseChunk` once the read is over. A
+ * first start counts every log (10,000 on a real home): a buffer of its own for each left the
+ * allocator's heap fragmented, about 20 MB more resident an idle minute later (docs/startup.md).
+ */
+function takeChunk(): Buffer {
+  return spareChunks.pop() ?? Buffer.allocUnsafeSlow(FORWARD_CHUNK);
+}
+
+function releaseChunk(buffer: Buffer): void {
+  if (spareChunks.length < SPARE_CHUNKS) spareChunks.push(buffer);
+}
 
 export interface Line {
   /** The line's bytes without its newline (and without a trailing CR). */
@@ -67,12 +83,12 @@ function whole(chunk: Buffer, at: number, nl: number): Buffer | undefined {
  */
 export async function* forwardLines(fh: FileHandle, from: number, to: number): AsyncGenerator<Line[]> {
   const split = new ForwardSplitter(from, to);
-  const buffers = [split.buffer, Buffer.allocUnsafe(split.buffer.length)] as const;
+  const buffers = [split.buffer, takeChunk()] as const;
   let turn = 0;
   let at = from;
   const readNext = (): Promise<Buffer> | undefined => {
     if (at >= to) return undefined;
-    const length = Math.min(split.buffer.length, to - at);
+    const length = Math.min(FORWARD_CHUNK, to - at);
     const read = readExactly(fh, at, length, buffers[turn]);
     at += length;
     turn ^= 1;
@@ -87,17 +103,23 @@ export async function* forwardLines(fh: FileHandle, from: number, to: number): A
       if (batch.length > 0) yield batch;
     }
   } finally {
-    // Left early: the read under way ends before the caller closes the file.
+    // Left early: the read under way ends before the caller closes the file (and before its buffer is reused).
     await next?.catch(() => undefined);
+    split.release();
+    releaseChunk(buffers[1]);
   }
 }
 
 /** forwardLines on a file descriptor, with synchronous reads: for readers off the main thread. */
 export function* forwardLinesSync(fd: number, from: number, to: number): Generator<Line[]> {
   const split = new ForwardSplitter(from, to);
-  while (split.pos < to) {
-    const batch = split.take(readExactlySync(fd, split.pos, split.next(), split.buffer));
-    if (batch.length > 0) yield batch;
+  try {
+    while (split.pos < to) {
+      const batch = split.take(readExactlySync(fd, split.pos, split.next(), split.buffer));
+      if (batch.length > 0) yield batch;
+    }
+  } finally {
+    split.release();
   }
 }
 
@@ -105,8 +127,9 @@ export function* forwardLinesSync(fd: number, from: number, to: number): Generat
 class ForwardSplitter {
   private readonly line = new LineBuilder();
   // One buffer for the whole read: a batch is used up before the next chunk is read, and the
-  // piece of a line that runs on into the next chunk is copied out.
-  readonly buffer: Buffer;
+  // piece of a line that runs on into the next chunk is copied out. A line's bytes are a view
+  // of it: valid until the next batch is asked for, and not after the read ends (reused).
+  readonly buffer = takeChunk();
   pos: number;
   private lineStart: number;
 
@@ -114,9 +137,13 @@ class ForwardSplitter {
     from: number,
     private readonly to: number,
   ) {
-    this.buffer = Buffer.allocUnsafe(Math.min(FORWARD_CHUNK, Math.max(1, to - from)));
     this.pos = from;
     this.lineStart = from;
+  }
+
+  /** Gives the buffer back for the next read. */
+  release(): void {
+    releaseChunk(this.buffer);
   }
 
   /** How many bytes to read next, at `pos`. */

@@ -31,6 +31,9 @@ export class MessageCounts {
   private recountTimer: NodeJS.Timeout | undefined;
   /** Logs that changed since they were counted, by path: counted first. */
   private readonly recount = new Map<string, LogRef>();
+  /** Resolved when the first walk over the listing has ended (or counting stopped). */
+  private firstWalkEnded!: () => void;
+  private readonly firstWalk = new Promise<void>((resolve) => (this.firstWalkEnded = resolve));
 
   constructor(
     private readonly logs: LogReader,
@@ -51,6 +54,11 @@ export class MessageCounts {
 
   whenLoaded(): Promise<void> {
     return this.loaded;
+  }
+
+  /** When every log of the listing has had its first count (at once on a restart that saved them all). */
+  walked(): Promise<void> {
+    return this.firstWalk;
   }
 
   /** The message count of a session's log: cached, else counted now (and cached). */
@@ -110,6 +118,7 @@ export class MessageCounts {
         if ((counted > 0 || !this.announced) && !this.closed) this.log.info({ logs: counted, ms: Date.now() - started }, 'session message counts ready');
         this.announced = true;
       } finally {
+        this.firstWalkEnded();
         this.warming = false;
         // A change that came as the walk ended.
         if (this.recount.size > 0) this.warm();
@@ -120,6 +129,7 @@ export class MessageCounts {
   /** Stops the background counting at once (close() saves, later). */
   stop(): void {
     this.closed = true;
+    this.firstWalkEnded();
     clearTimeout(this.recountTimer);
   }
 

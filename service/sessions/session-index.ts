@@ -186,6 +186,11 @@ export class SessionIndex {
   }
 
   /** The message count of a session's log: cached, else counted now (and cached). */
+  /** When every listed log has been counted once (the background walk of a start). */
+  counted(): Promise<void> {
+    return this.counts.walked();
+  }
+
   messageCount(view: SessionView): Promise<number> {
     return this.counts.count(view);
   }

@@ -9,7 +9,8 @@ import { startService, type TestService } from '../helpers/service.js';
 /**
  * A comparison of every session with the index (after it opens) goes in slices of the
  * listing, with the event loop free between them: at 2,500 sessions, over several slices,
- * every session is indexed once, and a restart finds all of them without reading a log.
+ * every session is indexed once, and a restart finds all of them without reading a log. The
+ * first build starts once the start has counted every log.
  */
 let home: string;
 
@@ -38,6 +39,10 @@ describe('the full-text index over many sessions', () => {
     try {
       built = (await ready(first)).status;
       expect(built.sessions).toBe(2_500);
+      // The first build waits for the start's count of every log (both read every log).
+      const said = first.logs.map((l) => JSON.parse(l).msg);
+      expect(said.indexOf('session message counts ready')).toBeGreaterThan(-1);
+      expect(said.indexOf('fts index opened')).toBeGreaterThan(said.indexOf('session message counts ready'));
     } finally {
       await first.close();
     }

@@ -2,7 +2,8 @@ import { open, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backwardLines, forwardLines, MAX_LINE_BYTES } from '../../service/sessions/lines.js';
+import { openSync, closeSync } from 'node:fs';
+import { backwardLines, forwardLines, forwardLinesSync, MAX_LINE_BYTES, type Line } from '../../service/sessions/lines.js';
 
 /**
  * Line access on a real file, against a plain split of the same bytes: lines that cross the
@@ -95,5 +96,45 @@ describe('log lines', () => {
     // (vitest fails the run on an unhandled rejection.)
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(first).toBe(expected()[0]!.text);
+  });
+
+  it('readers at the same time each keep their own buffers, and a reader ended early gives its buffers back unharmed', async () => {
+    // The chunk buffers are reused from one read to the next: interleaved readers of two
+    // files, one stopped early, then readers started after it, must each see their own bytes.
+    const other = path.join(dir, 'other.jsonl');
+    const otherBytes = Buffer.from(bytes.toString('latin1').replace(/x/g, 'q'), 'latin1');
+    await writeFile(other, otherBytes);
+    const want = expected();
+    const wantOther = want.map((l) => ({ ...l, text: l.text.replace(/x/g, 'q') }));
+    const texts = (batch: Line[]) => batch.map((l) => ({ text: l.bytes.toString('utf8'), start: l.start, end: l.end }));
+    const [a, b, c] = await Promise.all([open(file, 'r'), open(other, 'r'), open(file, 'r')]);
+    try {
+      const early = forwardLines(c, 0, bytes.length);
+      expect((await early.next()).done).toBe(false);
+      await early.return(undefined);
+      const readers = [forwardLines(a, 0, bytes.length), forwardLines(b, 0, otherBytes.length)];
+      const seen: Array<ReturnType<typeof texts>> = [[], []];
+      for (let open = 2; open > 0; ) {
+        open = 0;
+        for (const [i, reader] of readers.entries()) {
+          const step = await reader.next();
+          if (step.done) continue;
+          open++;
+          seen[i]!.push(...texts(step.value));
+        }
+      }
+      expect(seen[0]).toEqual(want);
+      expect(seen[1]).toEqual(wantOther);
+      const fd = openSync(other, 'r');
+      try {
+        const sync: ReturnType<typeof texts> = [];
+        for (const batch of forwardLinesSync(fd, 0, otherBytes.length)) sync.push(...texts(batch));
+        expect(sync).toEqual(wantOther);
+      } finally {
+        closeSync(fd);
+      }
+    } finally {
+      await Promise.all([a.close(), b.close(), c.close()]);
+    }
   });
 });
