@@ -15,3 +15,31 @@ export function startWorkerThread(from: string, name: string, options: WorkerOpt
   const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
   return new Worker(boot, { ...options, eval: true });
 }
+
+/**
+ * One request to a worker thread started for it, ended after its answer: the answer, or
+ * undefined when the thread could not start or failed (the caller does the work itself). The
+ * thread never holds a stopping process.
+ */
+export function askWorkerThread<T>(from: string, name: string, request: unknown): Promise<T | undefined> {
+  return new Promise((resolve) => {
+    let worker: Worker;
+    try {
+      worker = startWorkerThread(from, name);
+    } catch {
+      resolve(undefined);
+      return;
+    }
+    worker.unref();
+    worker.once('message', (answer: T) => {
+      void worker.terminate();
+      resolve(answer);
+    });
+    worker.once('error', () => {
+      void worker.terminate();
+      resolve(undefined);
+    });
+    worker.once('exit', () => resolve(undefined));
+    worker.postMessage(request);
+  });
+}

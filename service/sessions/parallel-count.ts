@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { Foreground } from '../process/foreground.js';
 import type { FileKey } from './file-key.js';
-import { startWorkerThread } from '../process/worker-thread.js';
+import { askWorkerThread } from '../process/worker-thread.js';
 import type { RangeCount } from './count-range.js';
 import { LogChangedError } from './lines.js';
 import type { LogFormat } from './types.js';
@@ -47,30 +47,10 @@ export async function lineStartFrom(fh: FileHandle, at: number, to: number): Pro
  * not count (it did not start, or failed): the caller counts the range itself; rejects with
  * LogChangedError when the file changed under it (the whole count is made again).
  */
-export function countOnWorker(request: RangeRequest): Promise<RangeCount | undefined> {
-  return new Promise((resolve, reject) => {
-    let worker: ReturnType<typeof startWorkerThread>;
-    try {
-      worker = startWorkerThread(import.meta.url, 'count-worker');
-    } catch {
-      resolve(undefined);
-      return;
-    }
-    // A count under way must not hold a stopping service.
-    worker.unref();
-    const done = (): void => void worker.terminate();
-    worker.once('message', (m: { count?: RangeCount; changed?: true; error?: string }) => {
-      done();
-      if (m.changed) reject(new LogChangedError());
-      else resolve(m.count);
-    });
-    worker.once('error', () => {
-      done();
-      resolve(undefined);
-    });
-    worker.once('exit', () => resolve(undefined));
-    worker.postMessage(request);
-  });
+export async function countOnWorker(request: RangeRequest): Promise<RangeCount | undefined> {
+  const answer = await askWorkerThread<{ count?: RangeCount; changed?: true; error?: string }>(import.meta.url, 'count-worker', request);
+  if (answer?.changed) throw new LogChangedError();
+  return answer?.count;
 }
 
 /** Where a count is made, and from how many new bytes its last part goes to a worker thread. */

@@ -10,7 +10,8 @@ import { MessageCounts } from './message-counts.js';
 import { DIR_QUIET_MS } from './dir-key.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
-import type { IndexState } from './snapshot-format.js';
+import type { IndexState, SavedState } from './snapshot-format.js';
+import type { SnapshotCheck } from './snapshot-check.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
 import { HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout.js';
@@ -76,18 +77,21 @@ export class SessionIndex {
     this.counts.load();
     this.built = this.enqueue(async () => {
       const started = Date.now();
+      const check = this.snapshot?.check();
       const saved = await this.snapshot?.load();
       if (saved) this.files.restore(saved.files, saved.dirs);
       const loadMs = Date.now() - started;
       let changed: number | undefined;
+      let checked: 'beside' | 'after' | undefined;
       if (saved) {
         // What was saved stands until a check of every key (folders and files, in bulk) finds a
         // change, and then only what changed is read: a part that was discarded has its root
         // walked. The saved listing is the merge of the saved state; without it (a part
         // discarded, or saved during a refresh) the listing is merged from the state.
         if (saved.views) this.setViews(saved.views);
-        const paths = await this.files.changedSince();
+        const { paths, beside } = await this.changedSince(saved, check);
         changed = paths.length;
+        checked = beside ? 'beside' : 'after';
         const rebuilt = paths.length > 0 && (await this.refreshPaths(paths, { deferTitles: true }));
         if (!saved.views && !rebuilt) await this.rebuild({ deferTitles: true });
         // A SQLite store is always checked (two stats): alone, it changes nothing to save.
@@ -97,7 +101,7 @@ export class SessionIndex {
         const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
         if (!rebuilt) await this.rebuild({ deferTitles: true });
       }
-      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ms: Date.now() - started, loadMs, ...(changed !== undefined ? { changed } : {}), ...(saved && saved.discarded.length > 0 ? { discarded: saved.discarded } : {}) }, 'session index built');
+      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ms: Date.now() - started, loadMs, ...(changed !== undefined ? { changed, checked } : {}), ...(saved && saved.discarded.length > 0 ? { discarded: saved.discarded } : {}) }, 'session index built');
     });
     this.titled = this.built.then(() =>
       this.enqueue(async () => {
@@ -278,6 +282,16 @@ export class SessionIndex {
     await this.watcher?.close();
     await this.queue.catch(() => undefined);
     await Promise.all([this.counts.close(), this.snapshot?.close()]);
+  }
+
+  /**
+   * The bulk check made beside the decode, when it checked exactly the parts the decode took
+   * (the rule); else the check made now, over what was taken back.
+   */
+  private async changedSince(saved: SavedState, check: Promise<SnapshotCheck | undefined> | undefined): Promise<{ paths: string[]; beside: boolean }> {
+    const made = await check;
+    if (made && made.parts.join('\0') === saved.parts.join('\0')) return { paths: made.changed, beside: true };
+    return { paths: await this.files.changedSince(), beside: false };
   }
 
   /**

@@ -86,20 +86,21 @@ export function decodeSnapshot(text: string, roots: SessionRoots, warn: (part: s
   }
   const files = [...parts.values()].flatMap((p) => p.files);
   const dirs = [...parts.values()].flatMap((p) => p.dirs);
-  if (discarded.length > 0) return { files, dirs, discarded };
+  const taken = [...parts.keys()].sort();
+  if (discarded.length > 0) return { files, dirs, parts: taken, discarded };
   if (listing === undefined) {
     // A listing is left out while a refresh is under way; a line that did not parse is a loss.
     if (unreadable) {
       discarded.push('listing');
       warn('listing', 'its line does not parse');
     }
-    return { files, dirs, discarded };
+    return { files, dirs, parts: taken, discarded };
   }
   try {
-    return { files, dirs, views: decodeListing(listing, parts), discarded };
+    return { files, dirs, parts: taken, views: decodeListing(listing, parts), discarded };
   } catch (err) {
     warn('listing', String(err));
-    return { files, dirs, discarded: ['listing'] };
+    return { files, dirs, parts: taken, discarded: ['listing'] };
   }
 }
 
