@@ -2,11 +2,11 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { Decompress } from 'fzstd';
 import type { Logger } from '../log.js';
 import { originOf } from './fold.js';
+import { copyBytes, sameMs, tempOf } from './history-copy.js';
 import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
 import type { SourceRecord } from './types.js';
@@ -126,22 +126,10 @@ export class HistoryKeeper {
 
   /** Appends what the program added since the last copy; a file rewritten or cut is copied whole. */
   private async copy(source: string, kept: string): Promise<void> {
-    const [src, dst] = await Promise.all([stat(source).catch(() => undefined), stat(kept).catch(() => undefined)]);
-    if (!src) return;
-    const sameFile = this.from.get(kept) ?? (dst ? src.ino : undefined);
-    if (dst && sameFile === src.ino && dst.size === src.size) return;
-    await mkdir(path.dirname(kept), { recursive: true, mode: 0o700 });
-    if (dst && sameFile === src.ino && dst.size < src.size) {
-      await pipeline(createReadStream(source, { start: dst.size, end: src.size - 1 }), createWriteStream(kept, { flags: 'a', mode: 0o600 }));
-      // The copy carries the source's time: a session read from it keeps its updated_at.
-      await utimes(kept, src.atime, sameMs(src.mtimeMs));
-    } else {
-      const temp = tempOf(kept);
-      await pipeline(createReadStream(source, { start: 0, end: Math.max(0, src.size - 1) }), createWriteStream(temp, { mode: 0o600 }));
-      await utimes(temp, src.atime, sameMs(src.mtimeMs));
-      await this.placeLater(temp, kept);
-    }
-    this.from.set(kept, src.ino);
+    const copied = await copyBytes(source, kept, this.from.get(kept));
+    if (!copied) return;
+    if (copied.temp) await this.placeLater(copied.temp, kept);
+    this.from.set(kept, copied.ino);
   }
 
   /**
@@ -194,14 +182,4 @@ export class HistoryKeeper {
 /** The program's own file of a session: the plain one, else the compressed rollout. */
 function sourceOf(records: readonly SourceRecord[]): SourceRecord | undefined {
   return records.find((r) => r.source === 'clia-home' || r.source === 'clib-home') ?? records.find((r) => r.source === 'clib-zst');
-}
-
-/** A time (seconds) in the same millisecond as `ms`, clear of rounding at either edge: updated_at is shown in ms. */
-function sameMs(ms: number): number {
-  return (Math.floor(ms) + 0.5) / 1000;
-}
-
-/** Beside the copy, under a name the layout ignores (not `.jsonl`). */
-function tempOf(kept: string): string {
-  return path.join(path.dirname(kept), `.${path.basename(kept)}.${process.pid}.tmp`);
 }
