@@ -7,6 +7,7 @@ import { Decompress } from 'fzstd';
 import type { Logger } from '../log.js';
 import { originOf } from './fold.js';
 import { copyBytes, sameMs, tempOf } from './history-copy.js';
+import { KeptSubagents } from './history-keep-subagents.js';
 import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
 import type { SourceRecord } from './types.js';
@@ -27,9 +28,10 @@ const YIELD_EVERY = 500;
  * ids (byte offsets) and counts stay those of the original; a compressed rollout with no copy
  * yet is decompressed into one (fzstd: Node 20 has no zstd). The copies are folders of the
  * session layout: the index lists them as a session's last source, read only when the
- * program's own file is gone. Newest sessions first, up to `capBytes` in all, each at most a
- * quarter of it; the copies of sessions that do not fit are removed (and a session whose file
- * the program deleted then goes).
+ * program's own file is gone. A Claude Code session's sub-agents are kept beside its copy
+ * (history-keep-subagents.ts). Newest sessions first, up to `capBytes` in all, each (with its
+ * sub-agents) at most a quarter of it; the copies of sessions that do not fit are removed (and
+ * a session whose file the program deleted then goes).
  * Nothing is ever written into the programs' folders.
  */
 export class HistoryKeeper {
@@ -40,6 +42,7 @@ export class HistoryKeeper {
   private stops: Array<() => void> = [];
   /** Copies made and not in place yet: [temp file, copy]. */
   private readonly ready: Array<[string, string]> = [];
+  private readonly subagents = new KeptSubagents();
   private closed = false;
 
   constructor(
@@ -94,7 +97,9 @@ export class HistoryKeeper {
       const kept = this.keptFile(view);
       const size = source ? this.sizeOf(source) : undefined;
       const keptSize = this.keptSize(view.records);
-      const bytes = size ?? keptSize ?? 0;
+      const from = source?.log?.kind === 'file' ? source.log.path : undefined;
+      const agents = view.agentName === 'clia_code' ? await this.subagents.bytes(kept, from, mine.has(view.id)) : 0;
+      const bytes = (size ?? keptSize ?? 0) + agents;
       // A session that does not fit in what is left of the bound, or alone takes over a share of
       // it, is not kept; the older sessions after it still may be (one huge rollout among the
       // newest took the whole bound, and every older session lost its copy).
@@ -107,6 +112,7 @@ export class HistoryKeeper {
       if (source.source === 'clib-zst') {
         if (keptSize === undefined) await this.decompress(source.log.path, kept);
       } else await this.copy(source.log.path, kept);
+      if (agents > 0) await this.subagents.copy(source.log.path, kept);
     }
     await this.place();
   }
@@ -176,6 +182,7 @@ export class HistoryKeeper {
   private async drop(kept: string): Promise<void> {
     this.from.delete(kept);
     await rm(kept, { force: true });
+    await this.subagents.drop(kept);
   }
 }
 
