@@ -30,7 +30,12 @@ export class KeptSubagents {
    * from the program's folder while its file is there (`source`), else from the kept one.
    */
   async bytes(kept: string, source: string | undefined, fresh: boolean): Promise<number> {
-    if (fresh) this.listed.set(kept, await agentFiles(subagentsBeside(source ?? kept)));
+    if (fresh) {
+      const files = await agentFiles(subagentsBeside(source ?? kept));
+      // Most sessions have none: no entry for them.
+      if (files.length > 0) this.listed.set(kept, files);
+      else this.listed.delete(kept);
+    }
     return (this.listed.get(kept) ?? []).reduce((sum, f) => sum + f.size, 0);
   }
 
