@@ -2,11 +2,12 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import { Decompress } from 'fzstd';
 import type { Logger } from '../log.js';
 import { originOf } from './fold.js';
+import { copyBytes, sameMs, tempOf } from './history-copy.js';
+import { KeptSubagents } from './history-keep-subagents.js';
 import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
 import type { SourceRecord } from './types.js';
@@ -27,9 +28,10 @@ const YIELD_EVERY = 500;
  * ids (byte offsets) and counts stay those of the original; a compressed rollout with no copy
  * yet is decompressed into one (fzstd: Node 20 has no zstd). The copies are folders of the
  * session layout: the index lists them as a session's last source, read only when the
- * program's own file is gone. Newest sessions first, up to `capBytes` in all, each at most a
- * quarter of it; the copies of sessions that do not fit are removed (and a session whose file
- * the program deleted then goes).
+ * program's own file is gone. A Claude Code session's sub-agents are kept beside its copy
+ * (history-keep-subagents.ts). Newest sessions first, up to `capBytes` in all, each (with its
+ * sub-agents) at most a quarter of it; the copies of sessions that do not fit are removed (and
+ * a session whose file the program deleted then goes).
  * Nothing is ever written into the programs' folders.
  */
 export class HistoryKeeper {
@@ -40,6 +42,7 @@ export class HistoryKeeper {
   private stops: Array<() => void> = [];
   /** Copies made and not in place yet: [temp file, copy]. */
   private readonly ready: Array<[string, string]> = [];
+  private readonly subagents = new KeptSubagents();
   private closed = false;
 
   constructor(
@@ -94,7 +97,9 @@ export class HistoryKeeper {
       const kept = this.keptFile(view);
       const size = source ? this.sizeOf(source) : undefined;
       const keptSize = this.keptSize(view.records);
-      const bytes = size ?? keptSize ?? 0;
+      const from = source?.log?.kind === 'file' ? source.log.path : undefined;
+      const agents = view.agentName === 'clia_code' ? await this.subagents.bytes(kept, from, mine.has(view.id)) : 0;
+      const bytes = (size ?? keptSize ?? 0) + agents;
       // A session that does not fit in what is left of the bound, or alone takes over a share of
       // it, is not kept; the older sessions after it still may be (one huge rollout among the
       // newest took the whole bound, and every older session lost its copy).
@@ -107,6 +112,7 @@ export class HistoryKeeper {
       if (source.source === 'clib-zst') {
         if (keptSize === undefined) await this.decompress(source.log.path, kept);
       } else await this.copy(source.log.path, kept);
+      if (agents > 0) await this.subagents.copy(source.log.path, kept);
     }
     await this.place();
   }
@@ -126,22 +132,10 @@ export class HistoryKeeper {
 
   /** Appends what the program added since the last copy; a file rewritten or cut is copied whole. */
   private async copy(source: string, kept: string): Promise<void> {
-    const [src, dst] = await Promise.all([stat(source).catch(() => undefined), stat(kept).catch(() => undefined)]);
-    if (!src) return;
-    const sameFile = this.from.get(kept) ?? (dst ? src.ino : undefined);
-    if (dst && sameFile === src.ino && dst.size === src.size) return;
-    await mkdir(path.dirname(kept), { recursive: true, mode: 0o700 });
-    if (dst && sameFile === src.ino && dst.size < src.size) {
-      await pipeline(createReadStream(source, { start: dst.size, end: src.size - 1 }), createWriteStream(kept, { flags: 'a', mode: 0o600 }));
-      // The copy carries the source's time: a session read from it keeps its updated_at.
-      await utimes(kept, src.atime, sameMs(src.mtimeMs));
-    } else {
-      const temp = tempOf(kept);
-      await pipeline(createReadStream(source, { start: 0, end: Math.max(0, src.size - 1) }), createWriteStream(temp, { mode: 0o600 }));
-      await utimes(temp, src.atime, sameMs(src.mtimeMs));
-      await this.placeLater(temp, kept);
-    }
-    this.from.set(kept, src.ino);
+    const copied = await copyBytes(source, kept, this.from.get(kept));
+    if (!copied) return;
+    if (copied.temp) await this.placeLater(copied.temp, kept);
+    this.from.set(kept, copied.ino);
   }
 
   /**
@@ -188,20 +182,11 @@ export class HistoryKeeper {
   private async drop(kept: string): Promise<void> {
     this.from.delete(kept);
     await rm(kept, { force: true });
+    await this.subagents.drop(kept);
   }
 }
 
 /** The program's own file of a session: the plain one, else the compressed rollout. */
 function sourceOf(records: readonly SourceRecord[]): SourceRecord | undefined {
   return records.find((r) => r.source === 'clia-home' || r.source === 'clib-home') ?? records.find((r) => r.source === 'clib-zst');
-}
-
-/** A time (seconds) in the same millisecond as `ms`, clear of rounding at either edge: updated_at is shown in ms. */
-function sameMs(ms: number): number {
-  return (Math.floor(ms) + 0.5) / 1000;
-}
-
-/** Beside the copy, under a name the layout ignores (not `.jsonl`). */
-function tempOf(kept: string): string {
-  return path.join(path.dirname(kept), `.${path.basename(kept)}.${process.pid}.tmp`);
 }

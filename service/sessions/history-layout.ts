@@ -11,7 +11,9 @@ import { SAFE_ID } from '../ids.js';
  *   ~/.space-state/history/{clia,clib}/<id>.jsonl                          the service's kept copies
  *
  * Claude Code's `<key>/<sessionId>/` folders (sub-agents, big tool outputs), its legacy
- * `agent-*.jsonl` sub-agent files and every other file are not sessions here.
+ * `agent-*.jsonl` sub-agent files and every other file are not sessions here; nor are the
+ * kept sub-agents, `~/.space-state/history/clia/<id>/subagents/...` (a folder of the kept
+ * store has no role: neither walked nor watched).
  */
 export type HistoryStore = 'clia-home' | 'clib-home' | 'clia-kept' | 'clib-kept' | 'clib-zst';
 

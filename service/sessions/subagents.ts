@@ -19,12 +19,20 @@ export interface Subagent {
 
 /** A sub-agent's transcript file (its sidecar is `agent-<id>.meta.json`). */
 export const AGENT_FILE = /^agent-([A-Za-z0-9_-]{1,128})\.jsonl$/;
+/** A sub-agent's sidecar. */
+export const AGENT_META = /^agent-([A-Za-z0-9_-]{1,128})\.meta\.json$/;
+
+/** A session's sub-agents' folder, beside its file: `<dir>/<sessionId>/subagents` (the program's and the kept copy's alike). */
+export function subagentsBeside(sessionFile: string): string {
+  return `${sessionFile.slice(0, -'.jsonl'.length)}/subagents`;
+}
 
 /**
  * Claude Code writes each sub-agent's transcript apart (docs/history.md):
  * `<key>/<sessionId>/subagents/agent-<agentId>.jsonl` with a sidecar
  * `agent-<agentId>.meta.json` `{description, toolUseId, agentType, ...}` (2.1.330). Read on
- * request, beside the session's own file (a session the program deleted has none left).
+ * request, beside the session's own file while the program has it, else beside the service's
+ * kept copy (history-keep-subagents.ts keeps them in the same shape).
  */
 export async function subagentsOf(index: SessionIndex, view: SessionView): Promise<Subagent[]> {
   const dir = subagentsDir(view);
@@ -59,8 +67,8 @@ function agentLog(dir: string, id: string): LogRef {
   return { kind: 'file', format: 'clia-agent', path: `${dir}/agent-${id}.jsonl` };
 }
 
-/** `<key>/<sessionId>/subagents` beside Claude Code's own file of the session. */
+/** `<key>/<sessionId>/subagents` beside Claude Code's own file of the session, else beside its kept copy. */
 function subagentsDir(view: SessionView): string | undefined {
-  const own = view.records.find((r) => r.source === 'clia-home' && r.log?.kind === 'file');
-  return own?.log?.kind === 'file' ? `${own.log.path.slice(0, -'.jsonl'.length)}/subagents` : undefined;
+  const own = view.records.find((r) => r.source === 'clia-home' && r.log?.kind === 'file') ?? view.records.find((r) => r.source === 'clia-kept' && r.log?.kind === 'file');
+  return own?.log?.kind === 'file' ? subagentsBeside(own.log.path) : undefined;
 }

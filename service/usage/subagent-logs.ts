@@ -2,7 +2,7 @@ import { open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionView } from '../sessions/merge.js';
 import { mapLimited } from '../sessions/limit.js';
-import { AGENT_FILE } from '../sessions/subagents.js';
+import { AGENT_FILE, subagentsBeside } from '../sessions/subagents.js';
 import type { SessionLog } from '../sessions/pipeline.js';
 
 /** A sub-agent's transcript read for usage, as a log of its parent session. */
@@ -25,8 +25,9 @@ type ProjectListing = { mtimeMs: number; names: Set<string> };
  * `<key>/<sessionId>/subagents/agent-<agentId>.jsonl` (also nested deeper, 2.1.332), and
  * before that `<key>/agent-<agentId>.jsonl`, whose records name the parent's `sessionId`.
  * Their tokens are the parent session's (ccusage reads every `*.jsonl` under `projects/`).
- * Only terminal sessions read from Claude Code's own file have them here: a session the
- * service ran counts its turns from its `result` lines, which cover its sub-agents' calls.
+ * Only terminal sessions read from Claude Code's own file (or from the service's kept copy,
+ * beside which the keeper copies them) have them here: a session the service ran counts its
+ * turns from its `result` lines, which cover its sub-agents' calls.
  *
  * A project folder is listed again when its mtime changed (an entry came or went); a
  * session's `subagents/` only when the session has a folder and its file changed (the parent
@@ -50,7 +51,7 @@ export class SubagentLogs {
     const lists = await mapLimited(parents, LIST_CONCURRENCY, async ({ v, file }) => {
       // Most sessions have no folder of their own: no readdir for them.
       if (!projects.get(path.dirname(file))!.names.has(path.basename(file, '.jsonl'))) return [];
-      const dir = `${file.slice(0, -'.jsonl'.length)}/subagents`;
+      const dir = subagentsBeside(file);
       const known = this.listed.get(dir);
       const entry = known && known.mtimeMs === v.updatedAtMs ? known : { mtimeMs: v.updatedAtMs, files: await agentFiles(dir) };
       next.set(dir, entry);
@@ -91,11 +92,15 @@ function subagentLog(v: SessionView, file: string, parentId: string): SubagentLo
   return { sessionId: v.id, agentName: v.agentName, agentId: v.agentId, title: v.title, updatedAtMs: v.updatedAtMs, log: { kind: 'file', format: 'clia-agent', path: file }, parentId };
 }
 
-/** Claude Code's own file of the session when the session is read from it (a terminal session). */
+/**
+ * The file a terminal session is read from: Claude Code's own, or the service's kept copy once
+ * the program deleted it (its sub-agents are kept beside it in the same shape). One of the two,
+ * never both: the sub-agents' tokens count once.
+ */
 function ownFile(view: SessionView): string | undefined {
   const log = view.log;
   if (log?.kind !== 'file' || log.format !== 'clia') return undefined;
-  return view.records.some((r) => r.source === 'clia-home' && r.log?.kind === 'file' && r.log.path === log.path) ? log.path : undefined;
+  return view.records.some((r) => (r.source === 'clia-home' || r.source === 'clia-kept') && r.log?.kind === 'file' && r.log.path === log.path) ? log.path : undefined;
 }
 
 /** Every `agent-*.jsonl` below the folder, sorted; none when it is not there. */

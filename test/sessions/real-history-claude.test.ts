@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
@@ -55,6 +55,9 @@ const userTexts = (body: any): string[] =>
     .flatMap((m: any) => (typeof m.content === 'string' ? [m.content] : m.content.filter((c: any) => c.type === 'text' && !c.text.startsWith('<system-reminder>')).map((c: any) => c.text)));
 
 const terminalSessions = (): Promise<any[]> => lane.terminalSessions(chat);
+
+/** Usage's token figures: per session, per model, per day. */
+const pick = (u: any): unknown => ({ by_session: u.by_session.map((s: any) => [s.session_id, s.tokens_total]), by_model: u.by_model, daily: u.daily.map((d: any) => [d.date, d.tokens_total]) });
 
 /** `claude -p <prompt>` in the terminal, and its session once listed (titled by the prompt). */
 async function ranInTerminal(prompt: string): Promise<any> {
@@ -161,8 +164,11 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
     expect((await terminalSessions()).map((s) => s.session_id)).not.toContain(sessionId);
   });
 
+  let delegated: string;
+
   it('a session with a sub-agent (the model starts the CLI\'s Agent tool): the sub-agent is listed and its messages answer', async () => {
     const parent = await ranInTerminal('delegate say hi from below');
+    delegated = parent.session_id;
     const { messages } = (await chat.get(`/api/messages/${parent.session_id}?limit=1000`)).json();
     const call = messages.find((m: any) => m.tool_call?.name === 'Agent')?.tool_call;
     expect(call).toMatchObject({ input: { description: 'Delegated task', prompt: 'Sub-task: say hi from below' } });
@@ -180,6 +186,27 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
     expect((await chat.get(`/api/sessions/no-such-session/subagents`)).status).toBe(404);
     // The parent's own messages hold none of the sub-agent's.
     expect(messages.map((m: any) => m.text)).not.toContain('Sub-task: say hi from below');
+  });
+
+  it('deleted by Claude Code (its file and its folder, as the 30-day cleanup does): retained, its sub-agent still listed and answering, usage unchanged', async () => {
+    const file = (await readdir(path.join(chat.home, '.claude', 'projects'), { recursive: true })).find((f) => f.endsWith(`${delegated}.jsonl`))!;
+    const own = path.join(chat.home, '.claude', 'projects', file);
+    const kept = path.join(chat.home, '.space-state', 'history', 'clia', delegated);
+    // The keeper has copied the session and its sub-agent's transcript and sidecar.
+    await eventually(async () => expect(await readFile(`${kept}.jsonl`, 'utf8')).toBe(await readFile(own, 'utf8')), 5000);
+    const agents = (await readdir(`${own.slice(0, -'.jsonl'.length)}/subagents`)).filter((f) => f.startsWith('agent-')).sort();
+    expect(agents).toHaveLength(2);
+    await eventually(async () => expect((await readdir(`${kept}/subagents`)).sort()).toEqual(agents), 5000);
+    const session = (await terminalSessions()).find((s) => s.session_id === delegated);
+    const subagents = (await chat.get(`/api/sessions/${delegated}/subagents`)).json();
+    const page = (await chat.get(`/api/messages/${delegated}?subagent=${subagents[0].subagent_id}`)).json();
+    const usage = (await chat.get('/api/usage?days=3650')).json();
+    await rm(own);
+    await rm(own.slice(0, -'.jsonl'.length), { recursive: true });
+    await eventually(async () => expect((await terminalSessions()).find((s) => s.session_id === delegated)).toEqual({ ...session, retained: true }), 5000);
+    expect((await chat.get(`/api/sessions/${delegated}/subagents`)).json()).toEqual(subagents);
+    expect((await chat.get(`/api/messages/${delegated}?subagent=${subagents[0].subagent_id}`)).json()).toEqual(page);
+    await eventually(async () => expect(pick((await chat.get('/api/usage?days=3650')).json())).toEqual(pick(usage)), 5000);
   });
 
   it('SPACE_HISTORY=off reads none of it', async () => {
