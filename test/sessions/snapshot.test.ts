@@ -106,7 +106,7 @@ function mergeFirstViews(saved: Saved): void {
 }
 
 /** The fields of the start's "session index built" line. */
-function builtLine(logs: string[]): { changed?: number; discarded?: string[]; restored: number } {
+function builtLine(logs: string[]): { changed?: number; checked?: string; discarded?: string[]; restored: number } {
   return JSON.parse(logs.join('').split('\n').find((l) => l.includes('"session index built"'))!);
 }
 
