@@ -231,7 +231,7 @@ describe('the saved session index', () => {
       expect(body, part).toEqual(first);
       expect(built.discarded, part).toEqual([part]);
       expect(built.changed, part).toBe(part === 'listing' ? 0 : 1);
-      checks.add(built.checked);
+      checks.add(String(built.checked));
     }
     // The check made beside the decode (a worker thread reading the files' keys only) is taken
     // when it read the same parts as the decode, else the check is made after it: both happened.
