@@ -139,3 +139,16 @@ export function nonBlank(value: string | undefined): string | undefined {
   const trimmed = value.trim();
   return trimmed ? trimmed : undefined;
 }
+
+/** Ids whose title comes from an index: the owning record's title, or a project index's. */
+export function titledIds(records: readonly SourceRecord[]): Set<string> {
+  const owners = new Map<string, SourceRecord>();
+  const titled = new Set<string>();
+  for (const r of records) {
+    const owner = owners.get(r.id);
+    if (!owner || byPrecedence(r, owner) < 0) owners.set(r.id, r);
+    if (r.source === 'project' && nonBlank(r.title)) titled.add(r.id);
+  }
+  for (const [id, owner] of owners) if (nonBlank(owner.title)) titled.add(id);
+  return titled;
+}

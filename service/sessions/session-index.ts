@@ -5,13 +5,13 @@ import { IndexSnapshot } from './index-store.js';
 import { roleOf, type SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader } from './logs.js';
-import { byPrecedence, mergeSessions, nonBlank, type MergeInputs, type SessionView } from './merge.js';
+import { mergeSessions, titledIds, type MergeInputs, type SessionView } from './merge.js';
 import { MessageCounts } from './message-counts.js';
 import { DIR_QUIET_MS } from './dir-key.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
-import type { IndexState, SavedState } from './snapshot-format.js';
-import type { SnapshotCheck } from './snapshot-check.js';
+import type { IndexState } from './snapshot-format.js';
+import { checkFor } from './snapshot-check.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
 import { HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout.js';
@@ -81,17 +81,16 @@ export class SessionIndex {
       const saved = await this.snapshot?.load();
       if (saved) this.files.restore(saved.files, saved.dirs);
       const loadMs = Date.now() - started;
-      let changed: number | undefined;
-      let checked: 'beside' | 'after' | undefined;
+      let checkFields: { changed: number; checked: 'beside' | 'after' } | undefined;
       if (saved) {
         // What was saved stands until a check of every key (folders and files, in bulk) finds a
         // change, and then only what changed is read: a part that was discarded has its root
         // walked. The saved listing is the merge of the saved state; without it (a part
         // discarded, or saved during a refresh) the listing is merged from the state.
         if (saved.views) this.setViews(saved.views);
-        const { paths, beside } = await this.changedSince(saved, check);
-        changed = paths.length;
-        checked = beside ? 'beside' : 'after';
+        const beside = await checkFor(check, saved.parts);
+        const paths = beside ?? (await this.files.changedSince());
+        checkFields = { changed: paths.length, checked: beside ? 'beside' : 'after' };
         const rebuilt = paths.length > 0 && (await this.refreshPaths(paths, { deferTitles: true }));
         if (!saved.views && !rebuilt) await this.rebuild({ deferTitles: true });
         // A SQLite store is always checked (two stats): alone, it changes nothing to save.
@@ -101,7 +100,7 @@ export class SessionIndex {
         const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
         if (!rebuilt) await this.rebuild({ deferTitles: true });
       }
-      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ms: Date.now() - started, loadMs, ...(changed !== undefined ? { changed, checked } : {}), ...(saved && saved.discarded.length > 0 ? { discarded: saved.discarded } : {}) }, 'session index built');
+      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ms: Date.now() - started, loadMs, ...checkFields, ...(saved && saved.discarded.length > 0 ? { discarded: saved.discarded } : {}) }, 'session index built');
     });
     this.titled = this.built.then(() =>
       this.enqueue(async () => {
@@ -189,12 +188,12 @@ export class SessionIndex {
     if (prompt?.directory && !view.directory) view.directory = prompt.directory;
   }
 
-  /** The message count of a session's log: cached, else counted now (and cached). */
   /** When every listed log has been counted once (the background walk of a start). */
   counted(): Promise<void> {
     return this.counts.walked();
   }
 
+  /** The message count of a session's log: cached, else counted now (and cached). */
   messageCount(view: SessionView): Promise<number> {
     return this.counts.count(view);
   }
@@ -285,16 +284,6 @@ export class SessionIndex {
   }
 
   /**
-   * The bulk check made beside the decode, when it checked exactly the parts the decode took
-   * (the rule); else the check made now, over what was taken back.
-   */
-  private async changedSince(saved: SavedState, check: Promise<SnapshotCheck | undefined> | undefined): Promise<{ paths: string[]; beside: boolean }> {
-    const made = await check;
-    if (made && made.parts.join('\0') === saved.parts.join('\0')) return { paths: made.changed, beside: true };
-    return { paths: await this.files.changedSince(), beside: false };
-  }
-
-  /**
    * Folders changed just before they were listed (a corpus just written, a session just made)
    * are listed once more when they have been quiet long enough, so the saved state proves their
    * names and the next start need not list them.
@@ -373,9 +362,9 @@ export class SessionIndex {
     return { logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref), logDirectory: (ref) => this.files.logDirectory(ref), logTitle: (ref) => this.files.logTitle(ref) };
   }
 
-  /** Reads the first lines of logs whose session has no title in any index, then merges every source. */
   /**
-   * `titlesOnly`: the pass after the first build, which lists anew only when it read first
+   * Reads the first lines of logs whose session has no title in any index, then merges every
+   * source. `titlesOnly`: the pass after the first build, which lists anew only when it read first
    * prompts (after a restart they were all saved). True when the views were made anew.
    */
   private async rebuild(options: { deferTitles?: boolean; titlesOnly?: boolean } = {}): Promise<boolean> {
@@ -409,17 +398,4 @@ export class SessionIndex {
   private state(): IndexState {
     return { ...this.files.state(), ...(this.refreshing === 0 ? { views: this.views } : {}) };
   }
-}
-
-/** Ids whose title comes from an index: the owning record's title, or a project index's. */
-function titledIds(records: readonly SourceRecord[]): Set<string> {
-  const owners = new Map<string, SourceRecord>();
-  const titled = new Set<string>();
-  for (const r of records) {
-    const owner = owners.get(r.id);
-    if (!owner || byPrecedence(r, owner) < 0) owners.set(r.id, r);
-    if (r.source === 'project' && nonBlank(r.title)) titled.add(r.id);
-  }
-  for (const [id, owner] of owners) if (nonBlank(owner.title)) titled.add(id);
-  return titled;
 }

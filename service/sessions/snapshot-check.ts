@@ -44,6 +44,15 @@ export async function checkSnapshot(file: string, roots: SessionRoots): Promise<
   return { parts: parts.sort(), changed: await changedPaths(roots, dirs, files) };
 }
 
+/**
+ * The changed paths of a check made beside the decode, when it checked exactly the parts the
+ * decode took (the rule); undefined otherwise (the check is then made over what was taken back).
+ */
+export async function checkFor(check: Promise<SnapshotCheck | undefined> | undefined, parts: readonly string[]): Promise<string[] | undefined> {
+  const made = await check;
+  return made && made.parts.join('\0') === parts.join('\0') ? made.changed : undefined;
+}
+
 function parse<T>(line: string): T | undefined {
   try {
     return line ? (JSON.parse(line) as T) : undefined;
