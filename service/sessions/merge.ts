@@ -102,15 +102,22 @@ export function sessionView(records: SourceRecord[], inputs: Omit<MergeInputs, '
     directory ??= nonBlank(r.directory);
     if ((r.updatedAtMs ?? 0) > newest) newest = r.updatedAtMs!;
   }
+  // A compressed rollout is not read for messages, but its start names it (docs/history.md).
+  const named = log ?? compressedLog(records);
   return savedView(owner, {
-    title: nonBlank(owner.title) ?? nonBlank(project?.title) ?? programTitle(log, inputs) ?? promptTitle(log, inputs) ?? '',
+    title: nonBlank(owner.title) ?? nonBlank(project?.title) ?? programTitle(named, inputs) ?? promptTitle(named, inputs) ?? '',
     // runtimea's own folder is an OpenClaw agent, not a project: the project index knows the project.
     agentId: owner.agentName === 'runtimea' && project ? project.agentId : owner.agentId,
     updatedAtMs: owner.updatedAtMs ?? newest,
-    directory: directory ?? (log && inputs.logDirectory?.(log)) ?? '',
+    directory: directory ?? (named && inputs.logDirectory?.(named)) ?? '',
     records,
     log,
   });
+}
+
+/** A session's compressed rollout (`.jsonl.zst`), whose start the listing reads for its title. */
+export function compressedLog(records: readonly SourceRecord[]): LogRef | undefined {
+  return records.find((r) => r.source === 'clib-zst')?.log;
 }
 
 /** What a view holds beyond its owner's id and agent: what sessionView decides, and a saved listing gives back. */

@@ -5,7 +5,7 @@ import { IndexSnapshot } from './index-store.js';
 import { roleOf, type SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader } from './logs.js';
-import { mergeSessions, titledIds, type MergeInputs, type SessionView } from './merge.js';
+import { compressedLog, mergeSessions, titledIds, type MergeInputs, type SessionView } from './merge.js';
 import { MessageCounts } from './message-counts.js';
 import { DIR_QUIET_MS } from './dir-key.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
@@ -107,7 +107,7 @@ export class SessionIndex {
         // Every session titled (a restart's listing, as a rule) but those with no log to read
         // (a compressed rollout not kept yet): no log's first lines are needed, and the walk
         // over every record that would find none is skipped.
-        if (this.views.every((v) => v.title !== '' || !v.log || !this.files.logExists(v.log))) return;
+        if (this.views.every((v) => v.title !== '' || !this.headLog(v.records))) return;
         this.refreshing++;
         try {
           if (await this.rebuild({ titlesOnly: true })) this.snapshot?.schedule();
@@ -179,9 +179,10 @@ export class SessionIndex {
    * (the first page right after start-up, before the background pass has read every head).
    */
   async ensureTitle(view: SessionView): Promise<void> {
-    if (view.title || !view.log) return;
+    const log = this.headLog(view.records);
+    if (view.title || !log) return;
     // The background titles pass may have read the head already, for views made after this one.
-    if (this.files.needsHead(view.log)) await this.files.readTitles([view.log], { now: true });
+    if (this.files.needsHead(log)) await this.files.readTitles([log], { now: true });
     const prompt = this.merge(view.records)[0];
     if (prompt?.title) Object.assign(view, { title: prompt.title, titleKey: prompt.titleKey });
     // A terminal session's directory comes from the same first lines.
@@ -370,13 +371,18 @@ export class SessionIndex {
   private async rebuild(options: { deferTitles?: boolean; titlesOnly?: boolean } = {}): Promise<boolean> {
     const records = this.files.records();
     const titled = titledIds(records);
-    const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.files.logExists(r.log) && this.files.needsHead(r.log) ? [r.log] : []));
+    const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.headLog([r]) && this.files.needsHead(r.log) ? [r.log] : []));
     if (options.titlesOnly && untitled.length === 0) return false;
     // Newest first (terminal logs' on a worker thread); a page does not wait for them: it has
     // its own sessions' heads read before the rest (ensureTitle).
     if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(this.newestFirst(untitled));
     this.setViews(this.merge(records));
     return true;
+  }
+
+  /** The log a session's title is read from: the first there to read, else its compressed rollout. */
+  private headLog(records: readonly SourceRecord[]): LogRef | undefined {
+    return records.find((r) => r.log && this.files.logExists(r.log))?.log ?? compressedLog(records);
   }
 
   /** The logs, last written first. */

@@ -323,7 +323,8 @@ export class SourceFiles {
     const terminal: HeadJob[] = [];
     for (const file of files) {
       const known = this.files.get(file);
-      if (known?.role === 'log' && TERMINAL_STORES.has(known.store)) terminal.push([file, STORE_FORMAT[known.store]]);
+      // A compressed rollout's start is decompressed there too (terminal-head-sync.ts).
+      if (known?.role === 'log' && (TERMINAL_STORES.has(known.store) || known.store === 'clib-zst')) terminal.push([file, STORE_FORMAT[known.store]]);
       else own.push(file);
     }
     const further: string[] = [];

@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { compressedStartSync } from './compressed-start.js';
 import { headIn, HEAD_BYTES, NEAR_HEAD_BYTES, QUICK_HEAD_BYTES, type Head } from './head.js';
 import { lastDirectoryIn, LISTING_TAIL_BYTES } from './last-directory.js';
 import { titleIn } from './program-title.js';
@@ -20,6 +21,7 @@ export function headBuffer(): Buffer {
  * Codex's thread names (session_index.jsonl) are the caller's to apply: they beat these titles.
  */
 export function readTerminalHeadSync(file: string, format: LogFormat, buffer: Buffer): Head | undefined {
+  if (file.endsWith('.zst')) return readCompressedHeadSync(file, format);
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -48,6 +50,25 @@ export function readTerminalHeadSync(file: string, format: LogFormat, buffer: Bu
     return undefined;
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * The same of a compressed rollout (`.jsonl.zst`, read before the keeper's copy of it, or
+ * without one when it is beyond the keep bound): its start decompressed up to HEAD_BYTES. A
+ * rollout whose content ends within them is read as a small log; a longer one gives its
+ * first prompt, directory and title from its start (its tail would need it all decompressed).
+ */
+function readCompressedHeadSync(file: string, format: LogFormat): Head | undefined {
+  try {
+    const { bytes, whole } = compressedStartSync(file, HEAD_BYTES);
+    const found = headIn(bytes, format);
+    const tail = whole ? bytes.subarray(Math.max(0, bytes.length - LISTING_TAIL_BYTES)) : undefined;
+    const directory = (tail && lastDirectoryIn(tail, format)) ?? found.directory;
+    const title = newerTitle(titleIn(bytes.subarray(0, QUICK_HEAD_BYTES), format), tail && titleIn(tail, format));
+    return { ...found, ...(directory ? { directory } : {}), ...(title ? { title } : {}), final: true };
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -216,6 +216,39 @@ describe('kept when the programs delete or compress it', () => {
       try {
         await eventually(async () => expect((await fresh.get('/api/sessions?origin=terminal')).json().sessions).toEqual([expect.objectContaining({ session_id: CODEX_ID, title: 'Say hello via app-server', message_count: 4 })]));
         expect((await fresh.get(`/api/messages/${CODEX_ID}?offset=0`)).json().messages.map((m: any) => m.text)[0]).toBe('Say hello via app-server');
+      } finally {
+        await fresh.close();
+      }
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+
+  it('a compressed rollout beyond the keep bound is listed with its title and directory, read from its compressed start', async () => {
+    const other = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-zst-nokeep-'));
+    try {
+      await mkdir(dayDir(other), { recursive: true });
+      const small = path.join(dayDir(other), CODEX_FILE);
+      await copyFile(path.join(FIXTURES, 'clib-rollout', CODEX_FILE), small);
+      // A second, longer than the 1 MB start the listing decompresses: its first prompt is
+      // within it, 2 MB of later records are not.
+      const bigId = '01a1fea8-3aa0-7090-8b45-f828b20a9d34';
+      const big = path.join(dayDir(other), CODEX_FILE.replace(CODEX_ID, bigId));
+      const text = (await readFile(small, 'utf8')).replaceAll(CODEX_ID, bigId);
+      const event = text.split('\n').find((l) => l.includes('"type":"event_msg"'))!;
+      await writeFile(big, text + `${event}\n`.repeat(Math.ceil((2 * 1024 * 1024) / event.length)));
+      execFileSync('zstd', ['-q', '--rm', small, big]);
+      const fresh = await startService({ home: other, env: { SPACE_HISTORY_KEEP_MB: '0' } });
+      try {
+        const named = { title: 'Say hello via app-server', directory: '/home/user/rt-codex/fx/proj', origin: 'terminal' };
+        await eventually(async () => {
+          const sessions = (await fresh.get('/api/sessions?origin=terminal')).json().sessions;
+          expect(sessions.find((x: any) => x.session_id === CODEX_ID)).toMatchObject(named);
+          expect(sessions.find((x: any) => x.session_id === bigId)).toMatchObject(named);
+        });
+        // Read in place: no copy was made, nothing was written beside the program's files.
+        expect(existsSync(path.join(other, '.space-state', 'history', 'clib', `${CODEX_ID}.jsonl`))).toBe(false);
+        expect((await readdir(dayDir(other))).sort()).toEqual([`${path.basename(big)}.zst`, `${CODEX_FILE}.zst`].sort());
       } finally {
         await fresh.close();
       }
