@@ -55,14 +55,19 @@ export function readTerminalHeadSync(file: string, format: LogFormat, buffer: Bu
 
 /**
  * The same of a compressed rollout (`.jsonl.zst`, read before the keeper's copy of it, or
- * without one when it is beyond the keep bound): its start decompressed up to HEAD_BYTES. A
- * rollout whose content ends within them is read as a small log; a longer one gives its
+ * without one when it is beyond the keep bound): its start decompressed, 256 KB, then up to
+ * HEAD_BYTES while no prompt is found. A rollout whose content ends within them is read as a small log; a longer one gives its
  * first prompt, directory and title from its start (its tail would need it all decompressed).
  */
 function readCompressedHeadSync(file: string, format: LogFormat): Head | undefined {
   try {
-    const { bytes, whole } = compressedStartSync(file, HEAD_BYTES);
-    const found = headIn(bytes, format);
+    // 256 KB holds a Codex rollout's first prompt as a rule; 1 MB only when it does not.
+    let { bytes, whole } = compressedStartSync(file, NEAR_HEAD_BYTES);
+    let found = headIn(bytes, format);
+    if (found.prompt === undefined && !whole) {
+      ({ bytes, whole } = compressedStartSync(file, HEAD_BYTES));
+      found = headIn(bytes, format);
+    }
     const tail = whole ? bytes.subarray(Math.max(0, bytes.length - LISTING_TAIL_BYTES)) : undefined;
     const directory = (tail && lastDirectoryIn(tail, format)) ?? found.directory;
     const title = newerTitle(titleIn(bytes.subarray(0, QUICK_HEAD_BYTES), format), tail && titleIn(tail, format));
