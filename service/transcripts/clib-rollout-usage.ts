@@ -104,8 +104,12 @@ function turnContext(line: Buffer, payload: number, ctx: LineContext): LogEntry[
   return NONE;
 }
 
+const EVENTS_READ = ['"type":"token_count"', '"type":"thread_settings_applied"'].map((m) => Buffer.from(m));
+
 /** token_count: its usage; thread_settings_applied: the end of a sub-agent's replay. */
 function event(line: Buffer, record: Read, ctx: LineContext): LogEntry[] | undefined {
+  // Most events are neither, and their bytes say so without a walk (as Format.needs's markers did).
+  if (!EVENTS_READ.some((m) => line.includes(m))) return NONE;
   const values = payloadValues(line, record.payload, [TYPE, INFO]);
   const type = values && stringAt(line, values[0]!);
   if (type === undefined) return undefined;
