@@ -109,7 +109,7 @@ const EVENTS_READ = ['"type":"token_count"', '"type":"thread_settings_applied"']
 /** token_count: its usage; thread_settings_applied: the end of a sub-agent's replay. */
 function event(line: Buffer, record: Read, ctx: LineContext): LogEntry[] | undefined {
   // Most events are neither, and their bytes say so without a walk (as Format.needs's markers did).
-  if (!EVENTS_READ.some((m) => line.includes(m))) return NONE;
+  if (line.indexOf(EVENTS_READ[0]!) === -1 && line.indexOf(EVENTS_READ[1]!) === -1) return NONE;
   const values = payloadValues(line, record.payload, [TYPE, INFO]);
   const type = values && stringAt(line, values[0]!);
   if (type === undefined) return undefined;
