@@ -9,11 +9,10 @@ import { countAt, keysFrom, looksWhole, objectValues, spanAt, trueAt, type Span 
  * call's name, a token count; no text, no tool input), and the same memo (model, running
  * total, replay). Only the shape Codex writes is read (codexRecord), its payload object and
  * the record's keys after it walked key by key to the line's end (a line cut short or run
- * into the next is left to the parser);
- * undefined when unsure (an escape where a value is read, another key order, a number that is
- * not a plain integer, a prompt that may be injected context): the line is then parsed. A
- * line whose structure closes is taken to be the JSON Codex writes (its strings and scalars are
- * not checked where not read), as the peeks take it.
+ * into the next is left to the parser). Undefined when unsure (an escape where a value is read,
+ * another key order, a number that is not a plain integer, a prompt that may be injected
+ * context): the line is then parsed. A line whose structure closes is taken to be the JSON
+ * Codex writes (its strings and scalars are not checked where not read), as the peeks take it.
  */
 export function readClibRolloutUsage(line: Buffer, ctx: LineContext): LogEntry[] | undefined {
   const record = looksWhole(line) ? codexRecord(line) : undefined;
