@@ -11,8 +11,9 @@
  * - a terminal append (a new prompt in the newest Claude Code session) to the list showing it;
  * - restart: spawn to the complete first page; then the newest messages page of the big rollout;
  * - usage's first pass (the aggregates dropped, /api/usage over the whole range) in MB/s of
- *   history, beside ccusage (`claude daily` and `codex daily`, --json --offline, each over its
- *   program's files) and a bare `JSON.parse` loop over every plain file, in the same run.
+ *   history, and over the Codex rollouts alone, beside ccusage (`claude daily` and `codex daily`,
+ *   --json --offline, each over its program's files) and a bare `JSON.parse` loop over every
+ *   plain file, in the same run.
  * HISTORY_BENCH_LOG=1 prints the service's timed log lines of the first start.
  * HISTORY_BENCH_FIRST_ONLY=1 stops after the first start and the append.
  * HISTORY_BENCH_PROF=<dir>: each service process writes a CPU profile of its main thread there.
@@ -191,16 +192,31 @@ async function restart(home: string, made: HistoryHome): Promise<void> {
 }
 
 /** Usage's first pass: a service without its aggregates, the whole range. */
-async function usagePass(home: string, made: HistoryHome, bytes: number): Promise<number> {
+async function usagePass(home: string, made: HistoryHome, bytes: number, what = 'usage, first pass', env = serviceEnv(made)): Promise<number> {
   for (const f of ['usage-aggregates.sqlite', 'usage-aggregates.sqlite-wal', 'usage-aggregates.sqlite-shm', 'usage-aggregates.json']) await rm(path.join(home, '.space-state', f), { force: true });
-  const fresh = await startChildService({ home, env: serviceEnv(made), entry: START });
+  const fresh = await startChildService({ home, env, entry: START });
   try {
     const [ms, usage] = await timed(() => ok(fresh, '/api/usage?days=3650&origin=terminal'));
-    row('usage, first pass', `${(ms / 1000).toFixed(1)} s, ${mbps(bytes, ms)} over ${(bytes / MB).toFixed(0)} MB of plain files (${usage.by_session.length} sessions with usage) (${load()})`);
+    row(what, `${(ms / 1000).toFixed(1)} s, ${mbps(bytes, ms)} over ${(bytes / MB).toFixed(0)} MB of plain files (${usage.by_session.length} sessions with usage) (${load()})`);
     return bytes / ms;
   } finally {
     await fresh.stop();
   }
+}
+
+/**
+ * The same pass over the Codex rollouts alone (no Claude Code history: an empty
+ * CLAUDE_CONFIG_DIR), in a HOME of its own whose first start is let through first.
+ */
+async function codexUsagePass(root: string, made: HistoryHome): Promise<number> {
+  const [home, noClaude] = [path.join(root, 'codex-only'), path.join(root, 'no-claude')];
+  await Promise.all([mkdir(home), mkdir(noClaude)]);
+  const env = { ...serviceEnv(made), CLAUDE_CONFIG_DIR: noClaude };
+  const first = await startChildService({ home, env, entry: START });
+  await ok(first, '/api/usage?days=3650&origin=terminal');
+  await first.stop();
+  const bytes = files(made.codexHome, '.jsonl').reduce((n, f) => n + statSync(f).size, 0);
+  return usagePass(home, made, bytes, 'usage, first pass, Codex alone', env);
 }
 
 async function main(): Promise<void> {
@@ -222,6 +238,7 @@ async function main(): Promise<void> {
     const plain = [...files(path.join(made.claudeDir, 'projects'), '.jsonl'), ...files(made.codexHome, '.jsonl')];
     const plainBytes = plain.reduce((n, f) => n + statSync(f).size, 0);
     const serviceRate = await usagePass(home, made, plainBytes);
+    const codexRate = await codexUsagePass(root, made);
 
     const [parseMs] = await timed(() => bareParse(plain));
     row('bare JSON.parse loop (one thread)', `${(parseMs / 1000).toFixed(1)} s, ${mbps(plainBytes, parseMs)} over ${(plainBytes / MB).toFixed(0)} MB of plain files; usage ${((serviceRate / (plainBytes / parseMs)) * 100).toFixed(0)} % of it (${load()})`);
@@ -232,7 +249,7 @@ async function main(): Promise<void> {
       row('ccusage claude daily (Claude Code files)', `${(claudeMs / 1000).toFixed(1)} s, ${mbps(made.claudeBytes, claudeMs)} over ${(made.claudeBytes / MB).toFixed(0)} MB; usage ${(serviceRate / (made.claudeBytes / claudeMs)).toFixed(2)}x its bytes/s (${load()})`);
       const codexMs = ccusage('codex', { CODEX_HOME: made.codexHome, HOME: root })!;
       const codexBytes = made.codexBytes + made.big.bytes;
-      row('ccusage codex daily (Codex files)', `${(codexMs / 1000).toFixed(1)} s, ${mbps(codexBytes, codexMs)} over ${(codexBytes / MB).toFixed(0)} MB; usage ${(serviceRate / (codexBytes / codexMs)).toFixed(2)}x its bytes/s (${load()})`);
+      row('ccusage codex daily (Codex files)', `${(codexMs / 1000).toFixed(1)} s, ${mbps(codexBytes, codexMs)} over ${(codexBytes / MB).toFixed(0)} MB; usage ${(serviceRate / (codexBytes / codexMs)).toFixed(2)}x its bytes/s, usage over Codex alone ${(codexRate / (codexBytes / codexMs)).toFixed(2)}x (${load()})`);
     }
   } finally {
     await rm(root, { recursive: true, force: true });

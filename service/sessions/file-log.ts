@@ -4,12 +4,12 @@ import { closeSync, fstatSync, openSync } from 'node:fs';
 import type { Foreground } from '../process/foreground.js';
 import { KeyedLock } from '../stores/lock.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
-import { FORMATS, type LineContext } from '../transcripts/formats.js';
+import { FORMATS, type LineContext, type LineRead } from '../transcripts/formats.js';
 import { currentBranch, extend, isOff, type Branch } from './branch.js';
 import { countInto, type Checkpoint, type RangeCount } from './count-range.js';
 import { splitCount, SPLIT_MIN_BYTES, type Split } from './parallel-count.js';
 import { countLine, lineEntries } from './line-entries.js';
-import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync } from './lines.js';
+import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync, type Line } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';
 
 
@@ -131,9 +131,10 @@ export class FileLogs {
 
   /**
    * Every entry from the line starting at `from` to the end; `end` resumes after the last one.
-   * `select`, when given, sees each whole line first: a line it refuses is not parsed.
+   * `select`, when given, sees each whole line first: a line it refuses is not parsed; before
+   * it, `read` (Format.read) may answer for the line by its bytes.
    */
-  async *entries(path: string, format: LogFormat, from = 0, select?: LineSelect): AsyncGenerator<LogEntry & { end: number }> {
+  async *entries(path: string, format: LogFormat, from = 0, select?: LineSelect, read?: LineRead): AsyncGenerator<LogEntry & { end: number }> {
     const fh = await open(path, 'r');
     try {
       const st = await fh.stat();
@@ -142,7 +143,7 @@ export class FileLogs {
       let end = from;
       for await (const batch of forwardLines(fh, from, st.size)) {
         for (const line of batch) {
-          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime, memo))) yield ended(entry, line.end);
+          for (const entry of chosenEntries(format, line, ctxAt(line.start, fallbackTime, memo), select, read)) yield ended(entry, line.end);
           end = line.end;
         }
       }
@@ -154,7 +155,7 @@ export class FileLogs {
   }
 
   /** entries() with synchronous reads, for readers off the main thread (a worker's scan). */
-  *entriesSync(path: string, format: LogFormat, from = 0, select?: LineSelect): Generator<LogEntry & { end: number }> {
+  *entriesSync(path: string, format: LogFormat, from = 0, select?: LineSelect, read?: LineRead): Generator<LogEntry & { end: number }> {
     const fd = openSync(path, 'r');
     try {
       const st = fstatSync(fd);
@@ -163,7 +164,7 @@ export class FileLogs {
       let end = from;
       for (const batch of forwardLinesSync(fd, from, st.size)) {
         for (const line of batch) {
-          if (!select || select(line.bytes)) for (const entry of lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime, memo))) yield ended(entry, line.end);
+          for (const entry of chosenEntries(format, line, ctxAt(line.start, fallbackTime, memo), select, read)) yield ended(entry, line.end);
           end = line.end;
         }
       }
@@ -324,6 +325,13 @@ function ended(entry: LogEntry, end: number): LogEntry & { end: number } {
   const marked = entry as LogEntry & { end: number };
   marked.end = end;
   return marked;
+}
+
+/** A whole line's entries for a reader: `read`'s when sure, else the parsed line's when `select` keeps it. */
+function chosenEntries(format: LogFormat, line: Line, ctx: LineContext, select?: LineSelect, read?: LineRead): LogEntry[] {
+  const known = read?.(line.bytes, ctx);
+  if (known) return known;
+  return !select || select(line.bytes) ? lineEntries(format, line.bytes, true, ctx) : [];
 }
 
 function ctxAt(position: number, fallbackTime: string, memo?: Record<string, unknown>): LineContext {

@@ -1,6 +1,7 @@
 import { stat } from './disk.js';
 import type { FileKey } from './file-key.js';
 import { FileLogs, type LineSelect, type Page } from './file-log.js';
+import type { LineRead } from '../transcripts/formats.js';
 import { CliaRecordLogs } from './clia-record-log.js';
 import { LogChangedError } from './lines.js';
 import { SqliteLogs } from './sqlite-log.js';
@@ -60,12 +61,13 @@ export class LogReader {
   /**
    * Every entry after `from` (a byte offset of a line start for files, a row seq for SQLite,
    * an array index for legacy records), each with `end`: where to resume to read only what
-   * was appended since. `select` may skip lines of JSONL files unparsed (other logs are read whole).
+   * was appended since. `select` may skip lines of JSONL files unparsed, `read` read them by
+   * their bytes (FileLogs.entries; other logs are read whole).
    */
-  async *entries(ref: LogRef, from: number, select?: LineSelect): AsyncGenerator<LogEntry & { end: number }> {
+  async *entries(ref: LogRef, from: number, select?: LineSelect, read?: LineRead): AsyncGenerator<LogEntry & { end: number }> {
     switch (ref.kind) {
       case 'file':
-        yield* this.files.entries(ref.path, ref.format, from, select);
+        yield* this.files.entries(ref.path, ref.format, from, select, read);
         return;
       case 'legacy': {
         const entries = await this.cliaRecords.entries(ref.path);

@@ -1,5 +1,5 @@
 import type { LineSelect } from './file-log.js';
-import { FORMATS, type Consumer } from '../transcripts/formats.js';
+import { FORMATS, type Consumer, type LineRead } from '../transcripts/formats.js';
 import { startsWith } from '../transcripts/quick.js';
 import type { LogFormat } from './types.js';
 
@@ -22,6 +22,11 @@ export function linesFor(format: LogFormat, consumer: Consumer): LineSelect {
     selects.set(key, select);
   }
   return select;
+}
+
+/** The consumer's reader of the format's lines by bytes, tried before `linesFor`'s select (Format.read). */
+export function readerFor(format: LogFormat, consumer: Consumer): LineRead | undefined {
+  return FORMATS[format].read?.[consumer];
 }
 
 /** A line select true for lines holding any of `markers`. */

@@ -1,4 +1,5 @@
 import type { AgentName } from '../runtimes/runtime.js';
+import type { LineRead } from '../transcripts/formats.js';
 import type { LineSelect } from './file-log.js';
 import type { SessionIndex } from './session-index.js';
 import type { SessionView } from './merge.js';
@@ -77,16 +78,16 @@ export function startCursor(): Cursor {
 /**
  * Every entry from `cursor.position` on, in log order. The cursor is advanced as entries
  * are consumed. Usage records without a time of their own (clia `result`) get the time of
- * the entry before them. `select` (see LogReader.entries) lets a reader skip lines it has no
- * use for; `index` may be a bare `{logs: new LogReader()}` (a worker thread has no index).
+ * the entry before them. `select` and `read` (see LogReader.entries) let a reader skip lines
+ * it has no use for, or read them by bytes; `index` may be a bare `{logs: new LogReader()}` (a worker thread has no index).
  */
-export async function* readLog(index: Pick<SessionIndex, 'logs'>, log: LogRef, cursor: Cursor, select?: LineSelect): AsyncGenerator<AnnotatedEntry> {
-  for await (const entry of index.logs.entries(log, cursor.position, select)) yield annotate(entry, cursor);
+export async function* readLog(index: Pick<SessionIndex, 'logs'>, log: LogRef, cursor: Cursor, select?: LineSelect, read?: LineRead): AsyncGenerator<AnnotatedEntry> {
+  for await (const entry of index.logs.entries(log, cursor.position, select, read)) yield annotate(entry, cursor);
 }
 
 /** readLog of a JSONL log with synchronous reads, for a scan on a worker thread. */
-export function* readFileLogSync(reader: Pick<SessionIndex, 'logs'>, log: Extract<LogRef, { kind: 'file' }>, cursor: Cursor, select?: LineSelect): Generator<AnnotatedEntry> {
-  for (const entry of reader.logs.files.entriesSync(log.path, log.format, cursor.position, select)) yield annotate(entry, cursor);
+export function* readFileLogSync(reader: Pick<SessionIndex, 'logs'>, log: Extract<LogRef, { kind: 'file' }>, cursor: Cursor, select?: LineSelect, read?: LineRead): Generator<AnnotatedEntry> {
+  for (const entry of reader.logs.files.entriesSync(log.path, log.format, cursor.position, select, read)) yield annotate(entry, cursor);
 }
 
 /**

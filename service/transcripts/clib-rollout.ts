@@ -1,6 +1,6 @@
 import type { LogEntry, Role, Usage } from './types.js';
 import { asObject, blocksOf, isObject, isoTime, messageEntry, num, positionId, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
-import { indexNear, looksWhole, skipValue, spanAt, spanIs, startsWith } from './quick.js';
+import { indexNear, looksWhole, skipValue, spanAt, spanIs, startsWith, type Span } from './quick.js';
 
 /**
  * Codex's own rollouts (`$CODEX_HOME/sessions/.../rollout-*.jsonl`), one `{timestamp, type,
@@ -61,7 +61,7 @@ export function spawnedBy(meta: Json): string | undefined {
 }
 
 /** Context Codex sends as a user message before the user's own. */
-const INJECTED = ['<environment_context>', '<user_instructions>', '# AGENTS.md instructions', '<skill>', '<turn_aborted>', '<user_shell_command>'];
+export const INJECTED = ['<environment_context>', '<user_instructions>', '# AGENTS.md instructions', '<skill>', '<turn_aborted>', '<user_shell_command>'];
 
 function responseItem(item: Json, time: string | undefined, ctx: LineContext): LogEntry[] {
   const id = positionId(ctx);
@@ -111,7 +111,7 @@ function outputText(output: unknown): unknown {
   return o && typeof o.content === 'string' ? o.content : (output ?? '');
 }
 
-type Tokens = { input: number; cached: number; written: number; output: number };
+export type Tokens = { input: number; cached: number; written: number; output: number };
 
 function tokensOf(value: unknown): Tokens | undefined {
   const u = asObject(value);
@@ -121,8 +121,11 @@ function tokensOf(value: unknown): Tokens | undefined {
 
 function tokenCount(payload: Json, time: string | undefined, ctx: LineContext): LogEntry[] {
   const info = asObject(payload.info);
-  const total = tokensOf(info?.total_token_usage);
-  const last = tokensOf(info?.last_token_usage);
+  return countedTokens(tokensOf(info?.total_token_usage), tokensOf(info?.last_token_usage), time, ctx);
+}
+
+/** A token_count's usage from its `total_token_usage` and `last_token_usage` (also read by bytes: clib-rollout-usage.ts). */
+export function countedTokens(total: Tokens | undefined, last: Tokens | undefined, time: string | undefined, ctx: LineContext): LogEntry[] {
   if (!total && !last) return [];
   const before = ctx.memo?.total as Tokens | undefined;
   if (ctx.memo && total) ctx.memo.total = total;
@@ -153,8 +156,8 @@ const RESPONSE_ITEM = Buffer.from('response_item"');
  * Lines other than response_item hold no message (most lines: events, contexts, counts). The
  * top-level `type` is the first `"type":"` of the line when it comes before `"payload":`
  * (the record's own keys, timestamp and ordinal, hold none). A response_item is told by its
- * payload's `type` and `role` (responseItem's rules), read by bytes; only a user message (it
- * may be injected context) is parsed.
+ * payload's `type` and `role` (responseItem's rules), read by bytes; a user message is parsed
+ * only when its first bytes leave unsure whether it is injected context (promptKind).
  */
 export function peekClibRollout(line: Buffer): Role[] | undefined {
   if (!looksWhole(line)) return undefined;
@@ -169,24 +172,35 @@ const THEN_TYPE = Buffer.from(',"type":"');
 
 /**
  * Where a rollout line's top-level `type` value and `payload` value start. The shape Codex
- * writes, `{"timestamp":"...","ordinal":N,"type":"...","payload":...`, is read in place;
- * else the first `"type":"` of the line when it comes before the first `"payload":`.
+ * writes (codexRecord) is read in place; else the first `"type":"` of the line when it comes
+ * before the first `"payload":`.
  */
 export function recordKeys(line: Buffer): { type: number; payload: number } | undefined {
-  if (startsWith(line, TIMESTAMP_FIRST, 0)) {
-    const time = spanAt(line, TIMESTAMP_FIRST.length);
-    let j = time ? time.end + 1 : -1;
-    if (j !== -1 && startsWith(line, THEN_ORDINAL, j)) {
-      j += THEN_ORDINAL.length;
-      while (line[j]! >= 0x30 && line[j]! <= 0x39) j++;
-    }
-    const type = j !== -1 && startsWith(line, THEN_TYPE, j) ? spanAt(line, j + THEN_TYPE.length) : undefined;
-    if (type && startsWith(line, THEN_PAYLOAD, type.end + 1)) return { type: type.start, payload: type.end + 1 + THEN_PAYLOAD.length };
-  }
+  const record = codexRecord(line);
+  if (record) return { type: record.type.start, payload: record.payload };
   const at = indexNear(line, TYPE, 0);
   const payload = at === -1 ? -1 : indexNear(line, PAYLOAD, 0);
   if (at === -1 || payload === -1 || at > payload) return undefined;
   return { type: at + TYPE.length, payload: payload + PAYLOAD.length };
+}
+
+/**
+ * The keys of the shape Codex writes, `{"timestamp":"...","ordinal":N,"type":"...","payload":...`
+ * (`ordinal` since 0.169), read in place: the timestamp's and type's bytes (no escapes), and
+ * where the payload's value starts. Undefined for any other shape.
+ */
+export function codexRecord(line: Buffer): { time: Span; type: Span; payload: number } | undefined {
+  if (!startsWith(line, TIMESTAMP_FIRST, 0)) return undefined;
+  const time = spanAt(line, TIMESTAMP_FIRST.length);
+  if (!time) return undefined;
+  let j = time.end + 1;
+  if (startsWith(line, THEN_ORDINAL, j)) {
+    j += THEN_ORDINAL.length;
+    while (line[j]! >= 0x30 && line[j]! <= 0x39) j++;
+  }
+  const type = startsWith(line, THEN_TYPE, j) ? spanAt(line, j + THEN_TYPE.length) : undefined;
+  if (!type || !startsWith(line, THEN_PAYLOAD, type.end + 1)) return undefined;
+  return { time, type, payload: type.end + 1 + THEN_PAYLOAD.length };
 }
 
 /**
@@ -196,15 +210,19 @@ export function recordKeys(line: Buffer): { type: number; payload: number } | un
  */
 export function clibRolloutUsageLine(line: Buffer): boolean {
   const record = looksWhole(line) ? recordKeys(line) : undefined;
-  if (!record || !startsWith(line, RESPONSE_ITEM, record.type)) return true;
-  const { type, role } = payloadKeys(line, record.payload);
+  return !record || !startsWith(line, RESPONSE_ITEM, record.type) || usageItem(line, record.payload);
+}
+
+/** Of a response_item, whether usage needs it: clibRolloutUsageLine's rule on the payload object at `i`. */
+export function usageItem(line: Buffer, i: number): boolean {
+  const { type, role } = payloadKeys(line, i);
   if (type === undefined) return true;
   if (type === 'message') return role === undefined || role === 'user' || role === 'assistant';
   return TOOL_CALLS.has(type);
 }
 
 /** The response_item payload types that are one tool message (responseItem). */
-const TOOL_CALLS: ReadonlySet<string> = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call']);
+export const TOOL_CALLS: ReadonlySet<string> = new Set(['function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call']);
 const TOOL_ITEMS: ReadonlySet<string> = new Set([...TOOL_CALLS, 'function_call_output', 'custom_tool_call_output']);
 
 /** The messages of the response_item payload object at `i`, from its `type` and `role` keys; undefined when unsure. */
@@ -213,21 +231,50 @@ function peekResponseItem(line: Buffer, i: number): Role[] | undefined {
   if (type === undefined) return undefined;
   if (type !== 'message') return TOOL_ITEMS.has(type) ? ['tool'] : [];
   if (role === 'assistant') return ['assistant'];
-  if (role === 'user') return content !== undefined && plainPrompt(line, content) ? ['user'] : undefined;
+  if (role === 'user') {
+    const kind = content === undefined ? undefined : promptKind(line, content);
+    return kind === undefined ? undefined : kind === 'own' ? ['user'] : [];
+  }
   return role === undefined ? undefined : [];
 }
 
 const FIRST_TEXT = Buffer.from('[{"type":"input_text","text":"');
+const INJECTED_BYTES = INJECTED.map((p) => Buffer.from(p));
 
 /**
- * Whether a user message's content (the array at `i`) surely starts with the user's own words:
- * its first block's text starts with a printable ASCII character that starts no injected
- * context (`<`, `#`), no space and no escape. Else it is parsed.
+ * Whether a user message's content (the array at `i`) is surely the user's own words or surely
+ * injected context (responseItem's rule), from its first block's first bytes: a printable
+ * ASCII character other than `<`, `#`, a quote or a backslash starts no injected context; after
+ * `<` or `#`, each of INJECTED's prefixes is told by bytes (prefixOf). Else (a space first, an
+ * escape in the way, another first block): undefined, and the line is parsed.
  */
-function plainPrompt(line: Buffer, i: number): boolean {
-  if (!startsWith(line, FIRST_TEXT, i)) return false;
-  const c = line[i + FIRST_TEXT.length]!;
-  return c > 0x20 && c < 0x7f && c !== 0x3c && c !== 0x23 && c !== 0x5c && c !== 0x22;
+export function promptKind(line: Buffer, i: number): 'own' | 'injected' | undefined {
+  if (!startsWith(line, FIRST_TEXT, i)) return undefined;
+  const at = i + FIRST_TEXT.length;
+  const c = line[at]!;
+  if (c <= 0x20 || c >= 0x7f || c === 0x5c || c === 0x22) return undefined;
+  if (c !== 0x3c && c !== 0x23) return 'own';
+  let unsure = false;
+  for (const prefix of INJECTED_BYTES) {
+    const starts = prefixOf(line, at, prefix);
+    if (starts) return 'injected';
+    if (starts === undefined) unsure = true;
+  }
+  return unsure ? undefined : 'own';
+}
+
+/**
+ * Whether the text whose bytes start at `at` starts with `prefix` (ASCII, no newline): told at
+ * the first byte that differs (a quote ends the text; blocks are joined with a newline) before
+ * any escape; undefined at an escape or the line's end.
+ */
+function prefixOf(line: Buffer, at: number, prefix: Buffer): boolean | undefined {
+  for (let k = 0; k < prefix.length; k++) {
+    const b = line[at + k];
+    if (b === undefined || b === 0x5c) return undefined;
+    if (b !== prefix[k]) return false;
+  }
+  return true;
 }
 
 const [TYPE_KEY, ROLE_KEY, CONTENT_KEY] = ['type', 'role', 'content'].map((k) => Buffer.from(k)) as [Buffer, Buffer, Buffer];

@@ -4,12 +4,21 @@ import { cliaTitle, type ProgramTitle } from './clia-title.js';
 import { cliaDirectory, normalizeClia, normalizeCliaAgent, peekClia } from './clia.js';
 import { normalizeClib, peekClib } from './clib.js';
 import { clibRolloutDirectory, clibRolloutUsageLine, normalizeClibRollout, peekClibRollout } from './clib-rollout.js';
+import { readClibRolloutUsage } from './clib-rollout-usage.js';
 import type { LineContext } from './common.js';
 import type { Peek } from './quick.js';
 import { normalizeRuntimea, peekRuntimea } from './runtimea.js';
 
 /** Readers of whole logs that need only some of their lines (see `needs`). */
 export type Consumer = 'usage';
+
+/**
+ * A consumer's reading of a raw line by bytes: the entries the consumer would take from the
+ * normalized line (only the fields it uses) with the same effect on `ctx.memo`, [] for a line
+ * it needs nothing from, undefined when unsure (the line then goes through `needs`, `narrow`
+ * and the parser as without it).
+ */
+export type LineRead = (line: Buffer, ctx: LineContext) => LogEntry[] | undefined;
 
 export interface Format {
   /** A parsed record -> what it yields, in order. Pure. */
@@ -28,6 +37,8 @@ export interface Format {
    * surely yields nothing the consumer uses (left unparsed), true when unsure.
    */
   narrow?: Readonly<Partial<Record<Consumer, (line: Buffer) => boolean>>>;
+  /** Per consumer, a reader by bytes tried on each line before the markers (LineRead). */
+  read?: Readonly<Partial<Record<Consumer, LineRead>>>;
   /** The working directory a record states, for the programs' own histories (docs/history.md). */
   directory?(record: unknown): string | undefined;
   /**
@@ -74,6 +85,8 @@ export const FORMATS: Readonly<Record<LogFormat, Format>> = {
     needs: { usage: ['"type":"response_item"', '"type":"turn_context"', '"type":"token_count"', '"type":"session_meta"', '"type":"thread_settings_applied"', '"trigger_turn":true'] },
     // Of the response items, only prompts, replies and tool calls (not tool output, reasoning, instructions).
     narrow: { usage: clibRolloutUsageLine },
+    // Usage reads the lines of the shape Codex writes by bytes; the others as above.
+    read: { usage: readClibRolloutUsage },
     directory: clibRolloutDirectory,
   },
 };

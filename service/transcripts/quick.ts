@@ -144,3 +144,64 @@ export function eachElement(line: Buffer, i: number, each: (start: number) => vo
     j++;
   }
 }
+
+/**
+ * Where the value of each of `keys` starts (-1: absent; the last of a repeated key, as
+ * JSON.parse keeps it) in the compact JSON object opening at `i`, every key walked, and the
+ * index just past the object; undefined when unsure (not compact JSON, an escaped key, a value
+ * missing, the object not closed: a line cut short).
+ */
+export function objectValues(line: Buffer, i: number, keys: readonly Buffer[]): { at: number[]; end: number } | undefined {
+  if (line[i] !== 0x7b) return undefined;
+  const at = keys.map(() => -1);
+  const end = line[i + 1] === 0x7d ? i + 2 : keysFrom(line, i + 1, keys, at);
+  return end === -1 ? undefined : { at, end };
+}
+
+/**
+ * objectValues from the key whose opening quote is at `j` on: notes in `at` where the values of
+ * `keys` start; answers the index just past the object's `}`, or -1 when unsure.
+ */
+export function keysFrom(line: Buffer, j: number, keys: readonly Buffer[], at: number[]): number {
+  for (;;) {
+    const key = line[j] === QUOTE ? spanAt(line, j + 1) : undefined;
+    if (!key || line[key.end + 1] !== 0x3a) return -1;
+    const value = key.end + 2;
+    for (let k = 0; k < keys.length; k++) if (spanIs(line, key, keys[k]!)) at[k] = value;
+    j = skipValue(line, value);
+    if (j <= value) return -1;
+    if (line[j] === 0x7d) return j + 1;
+    if (line[j] !== 0x2c) return -1;
+    j++;
+  }
+}
+
+const [TRUE, FALSE, NULL] = ['true', 'false', 'null'].map((w) => Buffer.from(w)) as [Buffer, Buffer, Buffer];
+
+/** Whether the scalar at `i` (ending before `,` or `}`) is exactly `word`. */
+function scalarIs(line: Buffer, i: number, word: Buffer): boolean {
+  const after = line[i + word.length];
+  return startsWith(line, word, i) && (after === 0x2c || after === 0x7d);
+}
+
+/** Whether the value at `i` is the literal `true`. */
+export function trueAt(line: Buffer, i: number): boolean {
+  return scalarIs(line, i, TRUE);
+}
+
+/**
+ * What `num()` (common.ts) makes of the value at `i`, read by bytes: a plain integer (up to 15
+ * digits) as is; a string, object, array, true, false or null as 0; undefined when unsure (a
+ * sign, a fraction, an exponent, a leading zero: parse the line).
+ */
+export function countAt(line: Buffer, i: number): number | undefined {
+  const c = line[i]!;
+  if (c === QUOTE || c === 0x7b || c === 0x5b) return 0;
+  if (scalarIs(line, i, TRUE) || scalarIs(line, i, FALSE) || scalarIs(line, i, NULL)) return 0;
+  let n = 0;
+  let j = i;
+  for (; line[j]! >= 0x30 && line[j]! <= 0x39; j++) n = n * 10 + line[j]! - 0x30;
+  const digits = j - i;
+  if (digits === 0 || digits > 15 || (c === 0x30 && digits > 1)) return undefined;
+  return line[j] === 0x2c || line[j] === 0x7d ? n : undefined;
+}

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { readFileLogSync } from '../sessions/pipeline.js';
 import { LogReader } from '../sessions/logs.js';
-import { linesFor } from '../sessions/markers.js';
+import { linesFor, readerFor } from '../sessions/markers.js';
 import type { SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
 import { Pricer, startState, UsageCollector, type ScanState } from './collect.js';
@@ -40,7 +40,7 @@ export function scanBatch(request: BatchRequest, reader: Pick<SessionIndex, 'log
       const usage = emptyUsage();
       const scope = parentMessages ? { subagent: { parentMessages: new Set(parentMessages) } } : {};
       const collector = new UsageCollector(usage, state, pricer, dayOfMs(st.mtimeMs), scope);
-      for (const entry of readFileLogSync(reader, ref, state.cursor, linesFor(ref.format, 'usage'))) collector.add(entry);
+      for (const entry of readFileLogSync(reader, ref, state.cursor, linesFor(ref.format, 'usage'), readerFor(ref.format, 'usage'))) collector.add(entry);
       return { key, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, state, usage };
     } catch (err) {
       return { key, error: String(err), ...(typeof (err as NodeJS.ErrnoException).code === 'string' ? { code: (err as NodeJS.ErrnoException).code } : {}) };
