@@ -1,10 +1,7 @@
 import type { Logger } from '../log.js';
 import { DebouncedSave } from './debounced-save.js';
-import { existsSync } from 'node:fs';
-import { askWorkerThread } from '../process/worker-thread.js';
 import { readFile } from './disk.js';
 import type { SessionRoots } from './layout.js';
-import type { SnapshotCheck } from './snapshot-check.js';
 import { decodeSnapshot } from './snapshot-decode.js';
 import { encodeSnapshot, type IndexState, type SavedState } from './snapshot-format.js';
 
@@ -33,16 +30,6 @@ export class IndexSnapshot {
     private readonly log: Logger,
   ) {
     this.saver = new DebouncedSave(file, SAVE_DELAY_MS, () => encodeSnapshot(source(), roots), log, 'session index');
-  }
-
-  /**
-   * The bulk check of the saved file against the disk, on a worker thread started before the
-   * decode (check-worker.ts): the two run side by side, on two cores. Undefined with no file (a
-   * first start), or when the thread could not check (the check is then made after the decode).
-   */
-  check(): Promise<SnapshotCheck | undefined> {
-    if (!existsSync(this.file)) return Promise.resolve(undefined);
-    return askWorkerThread<SnapshotCheck | null>(import.meta.url, 'check-worker', { file: this.file, roots: this.roots }).then((c) => c ?? undefined);
   }
 
   async load(): Promise<SavedState | undefined> {

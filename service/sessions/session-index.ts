@@ -11,7 +11,6 @@ import { DIR_QUIET_MS } from './dir-key.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 import type { IndexState } from './snapshot-format.js';
-import { checkFor } from './snapshot-check.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
 import { HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout.js';
@@ -77,20 +76,18 @@ export class SessionIndex {
     this.counts.load();
     this.built = this.enqueue(async () => {
       const started = Date.now();
-      const check = this.snapshot?.check();
       const saved = await this.snapshot?.load();
       if (saved) this.files.restore(saved.files, saved.dirs);
       const loadMs = Date.now() - started;
-      let checkFields: { changed: number; checked: 'beside' | 'after' } | undefined;
+      let changed: number | undefined;
       if (saved) {
         // What was saved stands until a check of every key (folders and files, in bulk) finds a
         // change, and then only what changed is read: a part that was discarded has its root
         // walked. The saved listing is the merge of the saved state; without it (a part
         // discarded, or saved during a refresh) the listing is merged from the state.
         if (saved.views) this.setViews(saved.views);
-        const beside = await checkFor(check, saved.parts);
-        const paths = beside ?? (await this.files.changedSince());
-        checkFields = { changed: paths.length, checked: beside ? 'beside' : 'after' };
+        const paths = await this.files.changedSince();
+        changed = paths.length;
         const rebuilt = paths.length > 0 && (await this.refreshPaths(paths, { deferTitles: true }));
         if (!saved.views && !rebuilt) await this.rebuild({ deferTitles: true });
         // A SQLite store is always checked (two stats): alone, it changes nothing to save.
@@ -100,13 +97,13 @@ export class SessionIndex {
         const rebuilt = await this.refreshPaths(this.rootPaths(), { deferTitles: true });
         if (!rebuilt) await this.rebuild({ deferTitles: true });
       }
-      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ms: Date.now() - started, loadMs, ...checkFields, ...(saved && saved.discarded.length > 0 ? { discarded: saved.discarded } : {}) }, 'session index built');
+      this.log.info({ sessions: this.views.length, restored: saved?.files.length ?? 0, ms: Date.now() - started, loadMs, ...(changed !== undefined ? { changed } : {}), ...(saved && saved.discarded.length > 0 ? { discarded: saved.discarded } : {}) }, 'session index built');
     });
     this.titled = this.built.then(() =>
       this.enqueue(async () => {
-        // Every session titled (a restart's listing, as a rule) but those with no log to read
-        // (a compressed rollout not kept yet): no log's first lines are needed, and the walk
-        // over every record that would find none is skipped.
+        // Every session titled (a restart's listing, as a rule) but those with no log to read a
+        // title from: no log's first lines are needed, and the walk over every record that
+        // would find none is skipped.
         if (this.views.every((v) => v.title !== '' || !this.headLog(v.records))) return;
         this.refreshing++;
         try {

@@ -86,21 +86,20 @@ export function decodeSnapshot(text: string, roots: SessionRoots, warn: (part: s
   }
   const files = [...parts.values()].flatMap((p) => p.files);
   const dirs = [...parts.values()].flatMap((p) => p.dirs);
-  const taken = [...parts.keys()].sort();
-  if (discarded.length > 0) return { files, dirs, parts: taken, discarded };
+  if (discarded.length > 0) return { files, dirs, discarded };
   if (listing === undefined) {
     // A listing is left out while a refresh is under way; a line that did not parse is a loss.
     if (unreadable) {
       discarded.push('listing');
       warn('listing', 'its line does not parse');
     }
-    return { files, dirs, parts: taken, discarded };
+    return { files, dirs, discarded };
   }
   try {
-    return { files, dirs, parts: taken, views: decodeListing(listing, parts), discarded };
+    return { files, dirs, views: decodeListing(listing, parts), discarded };
   } catch (err) {
     warn('listing', String(err));
-    return { files, dirs, parts: taken, discarded: ['listing'] };
+    return { files, dirs, discarded: ['listing'] };
   }
 }
 

@@ -32,7 +32,7 @@ export interface IndexState {
 }
 
 /** What a restart takes back (its views are the service's from then on), and the parts it could not use. */
-export type SavedState = Omit<IndexState, 'views'> & { views?: SessionView[]; /** The parts taken back, by name, sorted. */ parts: string[]; discarded: string[] };
+export type SavedState = Omit<IndexState, 'views'> & { views?: SessionView[]; discarded: string[] };
 
 /** A record's log in columns: its kind (-1 none), its path (or SQLite store), its format, its SQLite session. */
 export const LOG_KINDS = ['file', 'legacy', 'sqlite'] as const;

@@ -65,7 +65,6 @@ describe('the packaged app (electron-builder --linux dir)', () => {
       '/dist/service/fts/worker.js',
       '/dist/service/sessions/count-worker.js',
       '/dist/service/sessions/terminal-head-worker.js',
-      '/dist/service/sessions/check-worker.js',
       '/web/diagnostics/index.html',
       '/web/diagnostics/app.js',
       '/templates/project/AGENTS.md',

@@ -106,7 +106,7 @@ function mergeFirstViews(saved: Saved): void {
 }
 
 /** The fields of the start's "session index built" line. */
-function builtLine(logs: string[]): { changed?: number; checked?: string; discarded?: string[]; restored: number } {
+function builtLine(logs: string[]): { changed?: number; discarded?: string[]; restored: number } {
   return JSON.parse(logs.join('').split('\n').find((l) => l.includes('"session index built"'))!);
 }
 
@@ -220,7 +220,6 @@ describe('the saved session index', () => {
       ['listing', (doc) => mergeFirstViews(doc)],
       ['listing', (doc) => (doc.listing = '{"listing":true,')],
     ];
-    const checks = new Set<string>();
     for (const [part, wreck] of wrecks) {
       const doc = structuredClone(good);
       // A saved listing is believed as it was saved: these titles would show if it were used.
@@ -231,17 +230,12 @@ describe('the saved session index', () => {
       expect(body, part).toEqual(first);
       expect(built.discarded, part).toEqual([part]);
       expect(built.changed, part).toBe(part === 'listing' ? 0 : 1);
-      checks.add(String(built.checked));
     }
-    // The check made beside the decode (a worker thread reading the files' keys only) is taken
-    // when it read the same parts as the decode, else the check is made after it: both happened.
-    expect([...checks].sort()).toEqual(['after', 'beside']);
-    // An undamaged snapshot: nothing discarded, nothing read again, checked beside the decode.
+    // An undamaged snapshot: nothing discarded, nothing read again.
     await writeSaved(good);
     const { built } = await listingAndBuild();
     expect(built.discarded).toBeUndefined();
     expect(built.changed).toBe(0);
-    expect(built.checked).toBe('beside');
     // An entry claiming another first prompt for clia-b's log, read from another file (inode)
     // or from a longer one: not believed. (A log that only grew keeps its first prompt, as
     // while the service runs: logs are appended to, and replaced by a rename.)
