@@ -56,8 +56,9 @@ export function readTerminalHeadSync(file: string, format: LogFormat, buffer: Bu
 /**
  * The same of a compressed rollout (`.jsonl.zst`, read before the keeper's copy of it, or
  * without one when it is beyond the keep bound): its start decompressed, 256 KB, then up to
- * HEAD_BYTES while no prompt is found. A rollout whose content ends within them is read as a small log; a longer one gives its
- * first prompt, directory and title from its start (its tail would need it all decompressed).
+ * HEAD_BYTES while no prompt is found. A rollout whose content ends within them is read as a
+ * small log; a longer one gives its first prompt, directory and title from its start (its tail
+ * would need it all decompressed).
  */
 function readCompressedHeadSync(file: string, format: LogFormat): Head | undefined {
   try {
