@@ -82,7 +82,8 @@ describe('a checkpoint of many files', () => {
     const calls = path.join(bin, 'calls.log');
     const real = ['/usr/bin/sync', '/bin/sync'].find((p) => existsSync(p))!;
     await writeFile(path.join(bin, 'sync'), `#!/bin/sh\necho "$@" >> '${calls}'\nexec ${real} "$@"\n`, { mode: 0o755 });
-    chat = await startChat({ PATH: `${bin}:${process.env.PATH}` });
+    const hold = path.join(bin, 'release');
+    chat = await startChat({ PATH: `${bin}:${process.env.PATH}`, FAKE_CLAUDE_HOLD: hold });
     const project = path.join(chat.home, 'space-projects', 'many');
     await mkdir(path.join(project, 'src'), { recursive: true });
     for (let i = 0; i < 300; i += 1) await writeFile(path.join(project, 'src', `f${i}.txt`), `before ${i}\n`);
@@ -95,13 +96,15 @@ describe('a checkpoint of many files', () => {
     expect(flushes()).toEqual([expect.stringMatching(/^-f \/.*\/checkpoints\/stores\/[0-9a-f]{16}\/store\.git$/)]);
 
     // A turn that rewrites all 300 and adds 300: its checkpoint after is flushed the same way and is whole.
-    const res = await chat.prompt({ agent_name: 'clia_code', session_id: first.sessionId, text: 'slow hello' });
+    // The turn ends only once all 600 are written ("hold"), however long the writes take.
+    const res = await chat.prompt({ agent_name: 'clia_code', session_id: first.sessionId, text: 'slow hold hello' });
     const sse = await chat.stream(res.json().stream_id);
     await sse.waitFor((e) => e.event === 'text-delta', 30_000);
     for (let i = 0; i < 300; i += 1) {
       await writeFile(path.join(project, 'src', `f${i}.txt`), `after ${i}\n`);
       await writeFile(path.join(project, 'src', `g${i}.txt`), `new ${i}\n`);
     }
+    await writeFile(hold, '');
     await sse.ended;
     const big = await completedTurn(chat.get, first.sessionId!);
     expect(big.files).toMatchObject({ added: 300, modified: 300, deleted: 0 });

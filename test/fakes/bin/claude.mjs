@@ -10,7 +10,8 @@
 // (02). Modifiers: "slow" spaces the deltas out and starts a child process (as a running
 // tool would); "silent <ms>" waits that long before answering; "stubborn" ignores SIGINT and
 // SIGTERM and leaves a grandchild that does too; "crash" dies mid-answer with exit 3;
-// "holdout" leaves a background process holding stdout open after it exits.
+// "holdout" leaves a background process holding stdout open after it exits; "hold" answers its
+// result only once the file FAKE_CLAUDE_HOLD exists.
 // SIGINT mid-turn answers like run 37 (partial text, "[Request interrupted by user]", an
 // error_during_execution result, exit 0). FAKE_CLAUDE_LOG=<file> appends one JSON line per
 // run: argv, cwd, pid, the credentials it saw, whether stdin was /dev/null, the prompt read on stdin.
@@ -220,5 +221,8 @@ if (interrupted) {
   await sleep(600_000);
 }
 if (lower.includes('stubborn')) await sleep(600_000);
+// "hold": the result waits for FAKE_CLAUDE_HOLD (a file the test makes once it has done what
+// the turn must span, however slow the machine).
+if (/\bhold\b/.test(lower) && process.env.FAKE_CLAUDE_HOLD) while (!existsSync(process.env.FAKE_CLAUDE_HOLD) && !interrupted) await sleep(20);
 out(result);
 finish(exitCode);
