@@ -167,8 +167,9 @@ describe('SSE streams that vanish', () => {
     }
     const latency = await watch.stop();
     figures.sse = { streams: 2000, descriptors, heapMb: heaps.map(Math.round), heapMbOpen: Math.round(heapOpen), ...latency };
-    // A second round leaves nothing more behind than the first.
-    expect(descriptors[2]! - descriptors[1]!).toBeLessThanOrEqual(5);
+    // A second round leaves nothing more behind than the first, once the service's own
+    // background work of the moment (a worker's or a watcher's files) is done: a leak stays.
+    await expect.poll(() => fds() - descriptors[1]!, { timeout: 10_000 }).toBeLessThanOrEqual(5);
     // What stays after the first round (the service's own caches) does not grow with the second.
     expect(heaps[1]! - heaps[0]!).toBeLessThan(20);
     expect(heaps[2]! - heaps[1]!).toBeLessThan(5);
