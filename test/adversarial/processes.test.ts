@@ -42,14 +42,22 @@ describe('after a timeout', () => {
   });
 
   it('a setup-token, a codex device login and a gh device login nobody finishes: stopped when their lifetime ends', async () => {
-    const s = await start({ SPACE_BOOTSTRAP_SESSION_TTL_MS: '1000', SPACE_CODEHOST_DEVICE_TTL_MS: '1000' }, ['.fake-claude.json', { scenario: 'ok' }]);
+    // Each program is seen alive just after its own start: on a slow machine the three starts
+    // together can outlast a lifetime of 1 s, so the lifetime is 3 s and each is checked at once.
+    const s = await start({ SPACE_BOOTSTRAP_SESSION_TTL_MS: '3000', SPACE_CODEHOST_DEVICE_TTL_MS: '3000' }, ['.fake-claude.json', { scenario: 'ok' }]);
+    const started = async (file: string): Promise<number> => {
+      const group = await pidOf(s, file);
+      expect(livePidsInGroup(group).length).toBeGreaterThan(0);
+      return group;
+    };
     expect((await s.post('/clia/setup-token', {})).status).toBe(200);
+    const groups = [await started('.fake-claude.pid')];
     expect((await s.post('/clib/setup')).status).toBe(200);
+    groups.push(await started('.fake-codex.pid'));
     const gh = await s.post('/api/connectors/codehost/cli/start');
     expect(gh.status, gh.text).toBe(200);
-    const groups = [await pidOf(s, '.fake-claude.pid'), await pidOf(s, '.fake-codex.pid'), await pidOf(s, '.gh-pending.pid')];
-    for (const g of groups) expect(livePidsInGroup(g).length).toBeGreaterThan(0);
-    for (const g of groups) await expect.poll(() => livePidsInGroup(g), { timeout: 8000 }).toEqual([]);
+    groups.push(await started('.gh-pending.pid'));
+    for (const g of groups) await expect.poll(() => livePidsInGroup(g), { timeout: 10_000 }).toEqual([]);
     expect((await s.get('/clib/setup/status')).json().status).toBe('expired');
     expect((await s.post('/api/connectors/codehost/cli/poll', { session_id: gh.json().session_id })).json().status).toBe('expired');
     await expect.poll(() => s.service.ctx.supervisor.size, { timeout: 5000 }).toBe(0);
