@@ -12,6 +12,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { foregroundRunning, whenNoForeground } from '../process/foreground.js';
 import { lowerThisThreadPriority } from '../process/thread-priority.js';
+import { isCompressed } from '../sessions/compressed-lines.js';
 import { LogReader } from '../sessions/logs.js';
 import { readLog } from '../sessions/pipeline.js';
 import type { LogRef } from '../sessions/types.js';
@@ -246,11 +247,15 @@ class IndexWorker {
 
   /** Reads the log from the row's cursor, committing documents with the cursor every slice. */
   private async read(job: IndexJob, row: SessionRow, st: Stats | undefined): Promise<Outcome> {
+    const path = fileOf(job.log);
     const cursor: StoredCursor = { ...row.cursor, tools: [...row.cursor.tools] };
     const from = cursor.position;
     let docs: DocRow[] = [];
-    // Mid-read, the file is known only up to the cursor, so a crash re-reads from there.
-    const partial = (): SessionRow['file'] => (st ? { ino: st.ino, size: cursor.position, mtimeMs: -1 } : null);
+    // Mid-read, the file is known only up to the cursor, so a crash re-reads from there. A
+    // compressed log's cursor is an offset in its content, not in the file: known up to 0 (a
+    // size past the file's would read as a file cut short, indexed again from the start).
+    const known = st && path !== undefined && isCompressed(path) ? 0 : undefined;
+    const partial = (): SessionRow['file'] => (st ? { ino: st.ino, size: known ?? cursor.position, mtimeMs: -1 } : null);
     this.stats.sessions++;
     for await (const entry of readLog(this.reader, job.log, cursor)) {
       if (entry.kind === 'message') {

@@ -3,6 +3,7 @@ import { CONTEXT_MARKERS, emptyContext, foldContext } from '../transcripts/conte
 import { contextView, runtimeaRowContext, type ContextView } from '../transcripts/context-view.js';
 import { indexEntries, ROW_COLUMNS, rowText, withStore, type TranscriptRow } from '../transcripts/runtimea-store.js';
 import type { LogFormat } from '../transcripts/types.js';
+import { compressedTail, isCompressed } from './compressed-lines.js';
 import type { SessionView } from './merge.js';
 import type { LogRef } from './types.js';
 
@@ -41,7 +42,8 @@ export class SessionContexts {
     if (log.kind === 'legacy') return null;
     if (log.kind === 'sqlite') return this.cached(`${log.db}#${log.sessionId}`, await storeKey(log.db), () => sqliteTail(log.db, log.sessionId));
     const st = await stat(log.path);
-    return this.cached(log.path, `${st.ino}:${st.size}:${st.mtimeMs}`, () => fileTail(log.path, log.format, st.size));
+    const read = isCompressed(log.path) ? () => compressedFileTail(log.path, log.format) : () => fileTail(log.path, log.format, st.size);
+    return this.cached(log.path, `${st.ino}:${st.size}:${st.mtimeMs}`, read);
   }
 
   private async runtimeaRow(view: SessionView): Promise<ContextView | null> {
@@ -80,19 +82,32 @@ async function fileTail(file: string, format: LogFormat, size: number): Promise<
   for (let bytes = TAIL_BYTES; ; bytes *= 4) {
     const start = Math.max(0, size - bytes);
     const state = emptyContext();
-    const text = await readRange(file, start, size - start);
-    const lines = text.split('\n');
-    if (start > 0) lines.shift(); // cut mid-line
-    const markers = CONTEXT_MARKERS[format];
-    for (const line of lines) {
-      if (!markers.some((m) => line.includes(m))) continue;
-      try {
-        foldContext(format, JSON.parse(line), state);
-      } catch {
-        // a line being written, or not JSON
-      }
-    }
+    foldLines(format, await readRange(file, start, size - start), start > 0, state);
     if (state.usedTokens !== undefined || start === 0 || bytes >= MAX_TAIL_BYTES) return contextView(state);
+  }
+}
+
+/** fileTail of a compressed rollout: its content's last MAX_TAIL_BYTES, decompressed once. */
+async function compressedFileTail(file: string, format: LogFormat): Promise<ContextView | null> {
+  const state = emptyContext();
+  const tail = await compressedTail(file, MAX_TAIL_BYTES);
+  // Not shifted: a first line that is cut does not parse, and one that is whole counts.
+  foldLines(format, tail.toString('utf8'), false, state);
+  return contextView(state);
+}
+
+/** Folds the context records among `text`'s lines (`cut`: its first line may be part of one). */
+function foldLines(format: LogFormat, text: string, cut: boolean, state: ReturnType<typeof emptyContext>): void {
+  const lines = text.split('\n');
+  if (cut) lines.shift();
+  const markers = CONTEXT_MARKERS[format];
+  for (const line of lines) {
+    if (!markers.some((m) => line.includes(m))) continue;
+    try {
+      foldContext(format, JSON.parse(line), state);
+    } catch {
+      // a line being written, or not JSON
+    }
   }
 }
 

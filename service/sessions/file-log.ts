@@ -8,6 +8,7 @@ import { FORMATS, type LineContext, type LineRead } from '../transcripts/formats
 import { currentBranch, extend, isOff, type Branch } from './branch.js';
 import { countInto, type Checkpoint, type RangeCount } from './count-range.js';
 import { splitCount, SPLIT_MIN_BYTES, type Split } from './parallel-count.js';
+import { compressedLines, compressedLinesSync, isCompressed, type CompressedEnd } from './compressed-lines.js';
 import { countLine, lineEntries } from './line-entries.js';
 import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync, type Line } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';
@@ -120,6 +121,7 @@ export class FileLogs {
       const end = Math.min(total, start + limit);
       if (start >= end) return { total, offset: start, messages: [] };
       const fallbackTime = new Date(key.mtimeMs).toISOString();
+      if (isCompressed(path)) return { total, offset: start, messages: await readCompressed(fh, format, start, end, fallbackTime) };
       const from = nearestCheckpoint(state, start);
       const messages =
         total - start <= end - from.index
@@ -140,6 +142,12 @@ export class FileLogs {
       const st = await fh.stat();
       const fallbackTime = new Date(st.mtimeMs).toISOString();
       const memo = {};
+      if (isCompressed(path)) {
+        const content: CompressedEnd = { size: 0 };
+        for await (const batch of compressedLines(fh, content)) yield* compressedEntries(batch, format, from, fallbackTime, memo, select, read);
+        yield* compressedRest(content, format, from, fallbackTime, memo);
+        return;
+      }
       let end = from;
       for await (const batch of forwardLines(fh, from, st.size)) {
         for (const line of batch) {
@@ -161,6 +169,12 @@ export class FileLogs {
       const st = fstatSync(fd);
       const fallbackTime = new Date(st.mtimeMs).toISOString();
       const memo = {};
+      if (isCompressed(path)) {
+        const content: CompressedEnd = { size: 0 };
+        for (const batch of compressedLinesSync(fd, content)) yield* compressedEntries(batch, format, from, fallbackTime, memo, select, read);
+        yield* compressedRest(content, format, from, fallbackTime, memo);
+        return;
+      }
       let end = from;
       for (const batch of forwardLinesSync(fd, from, st.size)) {
         for (const line of batch) {
@@ -215,6 +229,12 @@ export class FileLogs {
     return this.lock.run(path, async () => {
       const cached = this.state(path);
       if (cached && sameKey(cached.key, key)) return cached;
+      if (isCompressed(path)) {
+        const counted = await countCompressed(fh, format, key);
+        this.states.set(path, counted);
+        this.onCounted?.();
+        return counted;
+      }
       const tree = FORMATS[format].link !== undefined;
       let state = (await appendedOnly(fh, cached, key, tree)) ? grown(cached!) : fresh(key, tree ? { off: [] } : undefined);
       if (!(await scan(this.split(path), fh, format, state, key, true))) {
@@ -293,6 +313,48 @@ async function countTail(fh: FileHandle, format: LogFormat, state: CountState, k
   state.tail = tail ? countLine(format, tail, false) : 0;
   state.key = key;
   return true;
+}
+
+/**
+ * A compressed log counted whole, from its start (compressed-lines.ts): Codex compresses a
+ * rollout it has finished with, so it is never appended to. No position in it is kept: every
+ * read of it starts at the beginning (`scanned` 0, one checkpoint there).
+ */
+async function countCompressed(fh: FileHandle, format: LogFormat, key: FileKey): Promise<CountState> {
+  const state = fresh(key, undefined);
+  const content: CompressedEnd = { size: 0 };
+  for await (const batch of compressedLines(fh, content)) for (const line of batch) state.complete += countLine(format, line.bytes, true);
+  state.tail = content.rest ? countLine(format, content.rest.bytes, false) : 0;
+  return state;
+}
+
+/** Messages [start, end) of a compressed log, read from its start (see countCompressed). */
+async function readCompressed(fh: FileHandle, format: LogFormat, start: number, end: number, fallbackTime: string): Promise<Message[]> {
+  const out: Message[] = [];
+  const content: CompressedEnd = { size: 0 };
+  let index = 0;
+  reading: for await (const batch of compressedLines(fh, content)) {
+    for (const line of batch) {
+      if (index >= end) break reading;
+      const n = countLine(format, line.bytes, true);
+      if (n > 0 && index + n > start) out.push(...within(messagesOf(lineEntries(format, line.bytes, true, ctxAt(line.start, fallbackTime))), index, start, end));
+      index += n;
+    }
+  }
+  const rest = content.rest;
+  if (index < end && rest) out.push(...within(messagesOf(lineEntries(format, rest.bytes, false, ctxAt(rest.start, fallbackTime))), index, start, end));
+  return out;
+}
+
+/** A batch of a compressed log's lines as entries (FileLogs.entries): those from `from` on. */
+function* compressedEntries(batch: Line[], format: LogFormat, from: number, fallbackTime: string, memo: Record<string, unknown>, select?: LineSelect, read?: LineRead): Generator<LogEntry & { end: number }> {
+  for (const line of batch) if (line.start >= from) for (const entry of chosenEntries(format, line, ctxAt(line.start, fallbackTime, memo), select, read)) yield ended(entry, line.end);
+}
+
+/** The entries of the bytes after a compressed log's last newline, as a plain log's unterminated tail. */
+function* compressedRest(content: CompressedEnd, format: LogFormat, from: number, fallbackTime: string, memo: Record<string, unknown>): Generator<LogEntry & { end: number }> {
+  const rest = content.rest;
+  if (rest && rest.start >= from) for (const entry of lineEntries(format, rest.bytes, false, ctxAt(rest.start, fallbackTime, memo))) yield ended(entry, content.size);
 }
 
 /** A count of the lines right after `state`'s, added to it. */

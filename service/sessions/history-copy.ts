@@ -38,11 +38,11 @@ export async function copyBytes(source: string, kept: string, lastIno: number | 
 }
 
 /** A time (seconds) in the same millisecond as `ms`, clear of rounding at either edge: updated_at is shown in ms. */
-export function sameMs(ms: number): number {
+function sameMs(ms: number): number {
   return (Math.floor(ms) + 0.5) / 1000;
 }
 
 /** Beside the copy, under a name neither the layout nor the sub-agents' reader takes (a leading dot, not `.jsonl`). */
-export function tempOf(kept: string): string {
+function tempOf(kept: string): string {
   return path.join(path.dirname(kept), `.${path.basename(kept)}.${process.pid}.tmp`);
 }

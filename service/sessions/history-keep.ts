@@ -1,12 +1,9 @@
-import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
-import { Decompress } from 'fzstd';
 import type { Logger } from '../log.js';
 import { originOf } from './fold.js';
-import { copyBytes, sameMs, tempOf } from './history-copy.js';
+import { copyBytes } from './history-copy.js';
 import { KeptSubagents } from './history-keep-subagents.js';
 import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
@@ -22,16 +19,17 @@ const YIELD_EVERY = 500;
 /**
  * Keeps what the programs delete (docs/history.md): a copy of every terminal session's file
  * in the service's own store (`~/.space-state/history/{clia,clib}/<id>.jsonl`, 0600 in 0700
- * folders), so a transcript Claude Code removes after `cleanupPeriodDays`, or a rollout Codex
- * compresses to `.jsonl.zst`, stays listed, readable, searchable and counted. The copy is
- * made byte for byte (appends copied as they come, a rewritten file copied again), so message
- * ids (byte offsets) and counts stay those of the original; a compressed rollout with no copy
- * yet is decompressed into one (fzstd: Node 20 has no zstd). The copies are folders of the
- * session layout: the index lists them as a session's last source, read only when the
- * program's own file is gone. A Claude Code session's sub-agents are kept beside its copy
- * (history-keep-subagents.ts). Newest sessions first, up to `capBytes` in all, each (with its
- * sub-agents) at most a quarter of it; the copies of sessions that do not fit are removed (and
- * a session whose file the program deleted then goes).
+ * folders), so a transcript Claude Code removes after `cleanupPeriodDays` stays listed,
+ * readable, searchable and counted. The copy is made byte for byte (appends copied as they
+ * come, a rewritten file copied again), so message ids (byte offsets) and counts stay those of
+ * the original. A rollout Codex compresses to `.jsonl.zst` is not deleted: it is read in place
+ * (compressed-lines.ts), and only a copy made while it was plain is kept (pages read faster from
+ * it). The copies are folders of the session layout: the index lists them as a session's last
+ * source but the compressed rollout, read only when the program's plain file is gone. A Claude
+ * Code session's sub-agents are kept beside its copy (history-keep-subagents.ts). Newest
+ * sessions first, up to `capBytes` in all, each (with its sub-agents) at most a quarter of it;
+ * the copies of sessions that do not fit are removed (and a session whose file the program
+ * deleted then goes).
  * Nothing is ever written into the programs' folders.
  */
 export class HistoryKeeper {
@@ -95,7 +93,9 @@ export class HistoryKeeper {
       if (originOf(view.records[0]!) !== 'terminal') continue;
       const source = sourceOf(view.records);
       const kept = this.keptFile(view);
-      const size = source ? this.sizeOf(source) : undefined;
+      // A compressed rollout is read in place: only a copy made while it was plain is kept, by its size.
+      const compressed = source?.source === 'clib-zst';
+      const size = source && !compressed ? this.sizeOf(source) : undefined;
       const keptSize = this.keptSize(view.records);
       const from = source?.log?.kind === 'file' ? source.log.path : undefined;
       const agents = view.agentName === 'clia_code' ? await this.subagents.bytes(kept, from, mine.has(view.id)) : 0;
@@ -108,10 +108,8 @@ export class HistoryKeeper {
         continue;
       }
       used += bytes;
-      if (!mine.has(view.id) || !source?.log || source.log.kind !== 'file') continue;
-      if (source.source === 'clib-zst') {
-        if (keptSize === undefined) await this.decompress(source.log.path, kept);
-      } else await this.copy(source.log.path, kept);
+      if (!mine.has(view.id) || !source?.log || source.log.kind !== 'file' || compressed) continue;
+      await this.copy(source.log.path, kept);
       if (agents > 0) await this.subagents.copy(source.log.path, kept);
     }
     await this.place();
@@ -151,32 +149,6 @@ export class HistoryKeeper {
   /** Renames the copies made since the last time into place, at once (one refresh of the index). */
   private async place(): Promise<void> {
     for (const [temp, kept] of this.ready.splice(0)) await rename(temp, kept).catch((err: unknown) => this.log.warn({ file: kept, err: String(err) }, 'terminal history copy not kept'));
-  }
-
-  /** A compressed rollout with no copy yet (it was compressed before the service saw it). */
-  private async decompress(source: string, kept: string): Promise<void> {
-    await mkdir(path.dirname(kept), { recursive: true, mode: 0o700 });
-    const temp = tempOf(kept);
-    const out = createWriteStream(temp, { mode: 0o600 });
-    try {
-      const decoder = new Decompress((chunk) => {
-        out.write(chunk);
-      });
-      for await (const chunk of createReadStream(source)) {
-        decoder.push(chunk as Buffer);
-        // A rollout may be gigabytes: wait for the disk rather than hold what it has not taken.
-        if (out.writableNeedDrain) await once(out, 'drain');
-      }
-      decoder.push(new Uint8Array(0), true);
-      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-      const src = await stat(source);
-      await utimes(temp, src.atime, sameMs(src.mtimeMs));
-      await this.placeLater(temp, kept);
-    } catch (err) {
-      out.destroy();
-      await rm(temp, { force: true });
-      this.log.warn({ file: source, err: String(err) }, 'compressed rollout not read');
-    }
   }
 
   private async drop(kept: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { compressedTail, isCompressed } from './compressed-lines.js';
 import { open } from './disk.js';
 import { FORMATS } from '../transcripts/formats.js';
 import type { LogFormat, LogRef } from './types.js';
@@ -25,6 +26,7 @@ export async function lastDirectoryOf(file: string, format: LogFormat, tailBytes
 
 /** A file's last `tailBytes` (its first line may be cut). */
 export async function tailOf(file: string, tailBytes: number): Promise<Buffer> {
+  if (isCompressed(file)) return compressedTail(file, tailBytes);
   const fh = await open(file, 'r');
   try {
     const { size } = await fh.stat();

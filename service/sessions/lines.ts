@@ -123,8 +123,8 @@ export function* forwardLinesSync(fd: number, from: number, to: number): Generat
   }
 }
 
-/** Chunks read in order -> the lines that end in them. */
-class ForwardSplitter {
+/** Chunks read in order -> the lines that end in them (also of a decompressed log: compressed-lines.ts). */
+export class ForwardSplitter {
   private readonly line = new LineBuilder();
   // One buffer for the whole read: a batch is used up before the next chunk is read, and the
   // piece of a line that runs on into the next chunk is copied out. A line's bytes are a view
@@ -144,6 +144,13 @@ class ForwardSplitter {
   /** Gives the buffer back for the next read. */
   release(): void {
     releaseChunk(this.buffer);
+  }
+
+  /** The bytes after the last newline, where they start; undefined when none (or over the cap). */
+  rest(): { bytes: Buffer; start: number } | undefined {
+    if (this.line.empty) return undefined;
+    const bytes = this.line.take(false);
+    return bytes && { bytes, start: this.lineStart };
   }
 
   /** How many bytes to read next, at `pos`. */

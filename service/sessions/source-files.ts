@@ -201,8 +201,8 @@ export class SourceFiles {
         if (previous && !grown) this.reader.forget(p);
         const head = grown ? previous.head : undefined;
         this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(head ? { head } : {}) });
-        // A compressed rollout is no readable log: what it holds is read through its kept copy.
-        if (role.store !== 'clib-zst') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
+        // A compressed rollout is read in place too (compressed-lines.ts) while it has no kept copy.
+        changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
         // A terminal session's directory and title are its log's last: looked for again in what was appended.
         const moved = grown && head !== undefined && TERMINAL_STORES.has(role.store) && (await this.tailChanged(p, head));
         // A listed log that grew changes no listed field, unless its first prompt may just have
@@ -272,7 +272,7 @@ export class SourceFiles {
     if (!known) return false;
     this.files.delete(p);
     this.reader.forget(p);
-    if (known.role === 'log' && known.store !== 'clib-zst') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[known.store], path: p }, before: known.key });
+    if (known.role === 'log') changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[known.store], path: p }, before: known.key });
     else if (known.role === 'legacy') changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known.key });
     else if (known.role === 'sqlite') changes.push({ path: p });
     return true;
@@ -298,8 +298,7 @@ export class SourceFiles {
   }
 
   logExists(ref: LogRef): boolean {
-    // A compressed rollout is never read directly: its kept copy is (history-keep.ts).
-    return ref.kind === 'sqlite' || (this.files.has(ref.path) && !isCompressed(ref.path));
+    return ref.kind === 'sqlite' || this.files.has(ref.path);
   }
 
   /** Whether a log's first prompt is still to be read (or to be read again: it grew without one). */
@@ -406,8 +405,4 @@ export class SourceFiles {
     if (known?.role === 'log') return known.head?.prompt;
     return known?.role === 'legacy' ? known.prompt : undefined;
   }
-}
-
-function isCompressed(file: string): boolean {
-  return file.endsWith('.zst');
 }

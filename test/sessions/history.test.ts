@@ -224,35 +224,59 @@ describe('kept when the programs delete or compress it', () => {
     }
   });
 
-  it('a compressed rollout beyond the keep bound is listed with its title and directory, read from its compressed start', async () => {
+  it('a compressed rollout beyond the keep bound is read in place: listed, paged, searched, counted and its context as from the plain file', async () => {
+    const plain = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-plain-'));
     const other = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-zst-nokeep-'));
     try {
-      await mkdir(dayDir(other), { recursive: true });
-      const small = path.join(dayDir(other), CODEX_FILE);
+      await mkdir(dayDir(plain), { recursive: true });
+      const small = path.join(dayDir(plain), CODEX_FILE);
       await copyFile(path.join(FIXTURES, 'clib-rollout', CODEX_FILE), small);
-      // A second, longer than the 1 MB start the listing decompresses: its first prompt is
-      // within it, 2 MB of later records are not.
+      // A second, with 2 MB of answers after its start (longer than the 1 MB start the listing
+      // decompresses), the last with a word of its own, and a last line left unterminated.
       const bigId = '01a1fea8-3aa0-7090-8b45-f828b20a9d34';
-      const big = path.join(dayDir(other), CODEX_FILE.replace(CODEX_ID, bigId));
+      const big = path.join(dayDir(plain), CODEX_FILE.replace(CODEX_ID, bigId));
       const text = (await readFile(small, 'utf8')).replaceAll(CODEX_ID, bigId);
-      const event = text.split('\n').find((l) => l.includes('"type":"event_msg"'))!;
-      await writeFile(big, text + `${event}\n`.repeat(Math.ceil((2 * 1024 * 1024) / event.length)));
-      execFileSync('zstd', ['-q', '--rm', small, big]);
-      const fresh = await startService({ home: other, env: { SPACE_HISTORY_KEEP_MB: '0' } });
-      try {
-        const named = { title: 'Say hello via app-server', directory: '/home/user/rt-codex/fx/proj', origin: 'terminal' };
-        await eventually(async () => {
-          const sessions = (await fresh.get('/api/sessions?origin=terminal')).json().sessions;
-          expect(sessions.find((x: any) => x.session_id === CODEX_ID)).toMatchObject(named);
-          expect(sessions.find((x: any) => x.session_id === bigId)).toMatchObject(named);
-        });
-        // Read in place: no copy was made, nothing was written beside the program's files.
-        expect(existsSync(path.join(other, '.space-state', 'history', 'clib', `${CODEX_ID}.jsonl`))).toBe(false);
-        expect((await readdir(dayDir(other))).sort()).toEqual([`${path.basename(big)}.zst`, `${CODEX_FILE}.zst`].sort());
-      } finally {
-        await fresh.close();
-      }
+      const answer = text.split('\n').find((l) => l.includes('"role":"assistant"'))!;
+      const answers = `${answer}\n`.repeat(Math.ceil((2 * 1024 * 1024) / answer.length));
+      await writeFile(big, text + answers + answer.replace('Hello from fake-openai', 'quokkazephyr from fake-openai'));
+      await mkdir(dayDir(other), { recursive: true });
+      for (const f of [small, big]) await copyFile(f, path.join(dayDir(other), path.basename(f)));
+      execFileSync('zstd', ['-q', '--rm', ...[small, big].map((f) => path.join(dayDir(other), path.basename(f)))]);
+      const ids = [CODEX_ID, bigId];
+      const read = async (h: string): Promise<unknown> => {
+        const s = await startService({ home: h, env: { SPACE_HISTORY_KEEP_MB: '0' } });
+        try {
+          let sessions: any[] = [];
+          await eventually(async () => {
+            sessions = (await s.get('/api/sessions?origin=terminal')).json().sessions;
+            expect(sessions.map((x) => x.session_id).sort()).toEqual([...ids].sort());
+          });
+          const tokens = async (): Promise<unknown> => (await s.get('/api/usage?days=3650')).json().by_session.map((x: any) => [x.session_id, x.tokens_total]).sort();
+          await eventually(async () => expect(await tokens()).toHaveLength(2));
+          await eventually(async () => expect((await s.get('/api/fts/search?q=quokkazephyr')).json().hits.map((x: any) => x.session_id)).toEqual([bigId]));
+          const pages = [];
+          for (const id of ids) for (const offset of [0, 3, 1000, -1]) pages.push((await s.get(`/api/messages/${id}?offset=${offset}&limit=20`)).json());
+          const details = [];
+          for (const id of ids) details.push((await s.get(`/api/sessions/${id}`)).json());
+          const listed = sessions.map(({ updated_at: _, ...x }) => x).sort((a, b) => a.session_id.localeCompare(b.session_id));
+          return { listed, pages, tokens: await tokens(), details: details.map(({ updated_at: _, ...x }) => x) };
+        } finally {
+          await s.close();
+        }
+      };
+      const fromPlain = (await read(plain)) as { listed: any[]; pages: any[] };
+      // Worth comparing: the big one has thousands of messages, its newest page ends with the
+      // unterminated line's answer, and both carry a title and directory.
+      expect(fromPlain.listed.find((x) => x.session_id === bigId)).toMatchObject({ title: 'Say hello via app-server', directory: '/home/user/rt-codex/fx/proj', message_count: expect.any(Number) });
+      expect(fromPlain.listed.find((x) => x.session_id === bigId).message_count).toBeGreaterThan(2000);
+      expect(fromPlain.pages[7].messages.at(-1).text).toMatch(/^quokkazephyr from fake-openai/);
+      expect((fromPlain as unknown as { details: any[] }).details.map((d) => d.context?.used_tokens)).toEqual([expect.any(Number), expect.any(Number)]);
+      expect(await read(other)).toEqual(fromPlain);
+      // Read in place: no copy was made, nothing was written beside the program's files.
+      expect(existsSync(path.join(other, '.space-state', 'history', 'clib', `${CODEX_ID}.jsonl`))).toBe(false);
+      expect((await readdir(dayDir(other))).sort()).toEqual([`${path.basename(big)}.zst`, `${CODEX_FILE}.zst`].sort());
     } finally {
+      await rm(plain, { recursive: true, force: true });
       await rm(other, { recursive: true, force: true });
     }
   });
