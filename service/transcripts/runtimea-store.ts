@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import * as zlib from 'node:zlib';
 import type BetterSqlite3 from 'better-sqlite3';
+import { decompress } from 'fzstd';
 import { prettyIndex } from './pretty-index.js';
 
 /**
@@ -109,17 +110,24 @@ export interface TranscriptRow {
 /** The columns of a TranscriptRow, for the queries that read rows. */
 export const ROW_COLUMNS = 'seq, event_json, event_zstd';
 
-const zstd = (zlib as unknown as { zstdDecompressSync?: (b: Buffer) => Buffer }).zstdDecompressSync;
+const nodeZstd = (zlib as unknown as { zstdDecompressSync?: (b: Buffer) => Buffer }).zstdDecompressSync;
+
+/** One compressed row: Node's own zstd where it has it (22.15+, Electron's), else fzstd (docs/decisions.md). */
+function unzstd(bytes: Buffer): Buffer {
+  if (nodeZstd) return nodeZstd(bytes);
+  const out = decompress(bytes);
+  return Buffer.from(out.buffer, out.byteOffset, out.length);
+}
 
 /**
- * A row's record text. Rows the gateway compressed (`event_zstd`, old cold rows) are read
- * where this Node has zstd (22.15+) and are skipped (null) otherwise.
+ * A row's record text. Rows the gateway compressed (`event_zstd`, old cold rows) are
+ * decompressed; one that does not decompress is skipped (null).
  */
 export function rowText(row: TranscriptRow): string | null {
   if (row.event_json !== null) return row.event_json;
-  if (!row.event_zstd || !zstd) return null;
+  if (!row.event_zstd) return null;
   try {
-    return zstd(row.event_zstd).toString('utf8');
+    return unzstd(row.event_zstd).toString('utf8');
   } catch {
     return null;
   }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -92,6 +93,9 @@ describe('model -> OpenClaw agent', () => {
   });
 });
 
+/** The navigation a compressed row carries (the schema wants one beside event_zstd). */
+const NAVIGATION = JSON.stringify({ version: 1, report: { kind: 'leaf' }, navigation: {}, reset: {}, model: {}, modelBytes: 0, modelWithoutCheckpointBytes: 0, withoutCustomDataBytes: 0 });
+
 describe('gateway session stores (read-only)', () => {
   it('file store (openclaw 2026.7.1): rows by key and by session id, transcript by id', async () => {
     const state = mkdtempSync(path.join(os.tmpdir(), 'oc-file-'));
@@ -108,7 +112,7 @@ describe('gateway session stores (read-only)', () => {
     expect(runDetails(jsonl!)).toMatchObject({ answered: true, model: 'fake-model', costUsd: expect.any(Number) });
   });
 
-  it('SQLite store (openclaw 2026.9.6, its real schema): rows and transcripts; a compressed row this Node cannot decode is skipped', async () => {
+  it('SQLite store (openclaw 2026.9.6, its real schema): rows and transcripts, compressed rows decompressed; a damaged one is skipped', async () => {
     const state = mkdtempSync(path.join(os.tmpdir(), 'oc-sqlite-'));
     const dbFile = path.join(state, 'agents', 'main', 'agent', 'openclaw-agent.sqlite');
     mkdirSync(path.dirname(dbFile), { recursive: true });
@@ -128,9 +132,11 @@ describe('gateway session stores (read-only)', () => {
         continue;
       }
       lines.forEach((l, i) => db.prepare('INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)').run(entry.sessionId, i + 1, l, Date.now()));
+      // The gateway compresses cold rows: the second record of each is one (zstd CLI).
+      if (lines.length > 1) db.prepare('UPDATE transcript_events SET event_json = NULL, event_zstd = ?, event_utf8_bytes = ?, navigation_json = ? WHERE session_id = ? AND seq = 2').run(execFileSync('zstd', ['-q', '-c'], { input: lines[1] }), Buffer.byteLength(lines[1]!), NAVIGATION, entry.sessionId);
     }
     const desk = index['agent:main:desk-session-1']!;
-    db.prepare('INSERT INTO transcript_events (session_id, seq, event_json, created_at, event_zstd, event_utf8_bytes, navigation_json) VALUES (?, ?, NULL, ?, ?, ?, ?)').run(desk.sessionId, 99, Date.now(), Buffer.from([1]), 1, JSON.stringify({ version: 1, report: { kind: 'leaf' }, navigation: {}, reset: {}, model: {}, modelBytes: 0, modelWithoutCheckpointBytes: 0, withoutCustomDataBytes: 0 }));
+    db.prepare('INSERT INTO transcript_events (session_id, seq, event_json, created_at, event_zstd, event_utf8_bytes, navigation_json) VALUES (?, ?, NULL, ?, ?, ?, ?)').run(desk.sessionId, 99, Date.now(), Buffer.from([1]), 1, NAVIGATION);
     db.close();
 
     const store = new GatewaySessionStore(state);
