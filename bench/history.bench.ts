@@ -137,8 +137,8 @@ async function firstStart(home: string, made: HistoryHome): Promise<ChildService
   let grewAt = keptStarted;
   let untitled = -1;
   let titledAt = 0;
-  // Watched until the copies stop growing for 10 s and every session has its title (60 s at most):
-  // a compressed rollout is read (titled, counted) from its kept copy.
+  // Watched until the copies stop growing for 10 s and every session has its title (60 s at most;
+  // each listing page counts its sessions, compressed rollouts read in place among them).
   while (Date.now() - keptStarted < 60_000 && (kept === 0 || Date.now() - grewAt < 10_000 || untitled !== 0)) {
     const now = ['clia', 'clib'].flatMap((d) => files(path.join(keptDir, d), '.jsonl').map((f) => statSync(f).size)).reduce((a, b) => a + b, 0);
     if (now > kept) [kept, grewAt] = [now, Date.now()];
@@ -197,7 +197,7 @@ async function usagePass(home: string, made: HistoryHome, bytes: number, what = 
   const fresh = await startChildService({ home, env, entry: START });
   try {
     const [ms, usage] = await timed(() => ok(fresh, '/api/usage?days=3650&origin=terminal'));
-    row(what, `${(ms / 1000).toFixed(1)} s, ${mbps(bytes, ms)} over ${(bytes / MB).toFixed(0)} MB of plain files (${usage.by_session.length} sessions with usage) (${load()})`);
+    row(what, `${(ms / 1000).toFixed(1)} s, ${mbps(bytes, ms)} over ${(bytes / MB).toFixed(0)} MB of logs (${usage.by_session.length} sessions with usage) (${load()})`);
     return bytes / ms;
   } finally {
     await fresh.stop();
@@ -215,7 +215,8 @@ async function codexUsagePass(root: string, made: HistoryHome): Promise<number> 
   const first = await startChildService({ home, env, entry: START });
   await ok(first, '/api/usage?days=3650&origin=terminal');
   await first.stop();
-  const bytes = files(made.codexHome, '.jsonl').reduce((n, f) => n + statSync(f).size, 0);
+  // The compressed rollouts' content too: the service reads it in place (ccusage does not read them).
+  const bytes = files(made.codexHome, '.jsonl').reduce((n, f) => n + statSync(f).size, 0) + made.compressedBytes;
   return usagePass(home, made, bytes, 'usage, first pass, Codex alone', env);
 }
 
@@ -234,10 +235,10 @@ async function main(): Promise<void> {
     // HISTORY_BENCH_FIRST_ONLY=1: the first start alone (a change to it measured quickly).
     if (process.env.HISTORY_BENCH_FIRST_ONLY) return;
     await restart(home, made);
-    // Every plain file (sub-agents' included); a compressed rollout is read once its copy is kept.
+    // Every plain file (sub-agents' included); usage also reads the compressed rollouts' content in place.
     const plain = [...files(path.join(made.claudeDir, 'projects'), '.jsonl'), ...files(made.codexHome, '.jsonl')];
     const plainBytes = plain.reduce((n, f) => n + statSync(f).size, 0);
-    const serviceRate = await usagePass(home, made, plainBytes);
+    const serviceRate = await usagePass(home, made, plainBytes + made.compressedBytes);
     const codexRate = await codexUsagePass(root, made);
 
     const [parseMs] = await timed(() => bareParse(plain));
@@ -248,7 +249,8 @@ async function main(): Promise<void> {
     else {
       row('ccusage claude daily (Claude Code files)', `${(claudeMs / 1000).toFixed(1)} s, ${mbps(made.claudeBytes, claudeMs)} over ${(made.claudeBytes / MB).toFixed(0)} MB; usage ${(serviceRate / (made.claudeBytes / claudeMs)).toFixed(2)}x its bytes/s (${load()})`);
       const codexMs = ccusage('codex', { CODEX_HOME: made.codexHome, HOME: root })!;
-      const codexBytes = made.codexBytes + made.big.bytes;
+      // What ccusage reads: the plain rollouts (it has no zstd reader).
+      const codexBytes = made.codexBytes + made.big.bytes - made.compressedBytes;
       row('ccusage codex daily (Codex files)', `${(codexMs / 1000).toFixed(1)} s, ${mbps(codexBytes, codexMs)} over ${(codexBytes / MB).toFixed(0)} MB; usage ${(serviceRate / (codexBytes / codexMs)).toFixed(2)}x its bytes/s, usage over Codex alone ${(codexRate / (codexBytes / codexMs)).toFixed(2)}x (${load()})`);
     }
   } finally {
