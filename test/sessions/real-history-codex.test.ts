@@ -1,11 +1,13 @@
-import { readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { appendFile, mkdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { appendFile, mkdir, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeResponses, type FakeResponses } from '../fakes/openai-responses.js';
 import { startChat, type ChatService } from '../helpers/chat.js';
 import { eventually } from '../helpers/eventually.js';
 import { realProgram } from '../helpers/programs.js';
+import { startService, type TestService } from '../helpers/service.js';
 import { codexLaneHome } from '../helpers/setups.js';
 import * as lane from './history-lane.js';
 import { inTerminal as runInTerminal, promptFromApp, searchFinds, textsWithHistoryOff } from './history-lane.js';
@@ -14,7 +16,8 @@ import { inTerminal as runInTerminal, promptFromApp, searchFinds, textsWithHisto
  * The user's Codex history on the real CLI (docs/history.md): a session run with `codex exec`
  * in a terminal (not through the service), in a home made by `codex login`, is listed
  * `origin: "terminal"`, its messages answer, search finds its words and usage counts its
- * rollout's last `total_token_usage`; a session the service ran is listed once.
+ * rollout's last `total_token_usage`; a session the service ran is listed once; a rollout
+ * Codex compresses itself is read in place with the same answers.
  */
 const codex = realProgram('codex');
 const KEY = 'sk-provb-history-lane';
@@ -110,6 +113,33 @@ describe.skipIf(!codex)('Codex history on the real CLI', () => {
     // What stays is the service's own record of the turn it ran; nothing of the terminal's rollout.
     expect(await textsWithHistoryOff(chat.home, { SPACE_CLIB_BIN: codex! }, id)).not.toContain('Describe the quixotic lighthouse');
   });
+
+  it('a rollout Codex compresses itself (idle 7 days) is read in place: listed, paged, searched and counted as before', async () => {
+    const file = rollouts(path.join(codexHome, 'sessions')).find((f) => f.includes(id))!;
+    const answers = async (svc: TestService): Promise<unknown> => {
+      const { updated_at: _, ...session } = (await lane.terminalSessions(svc)).find((s) => s.session_id === id);
+      const usage = (await svc.get('/api/usage?days=3650&origin=terminal')).json().by_session.find((s: any) => s.session_id === id);
+      return { session, messages: (await svc.get(`/api/messages/${id}?offset=0&limit=1000`)).json(), tokens: usage?.tokens_total };
+    };
+    const plain = await answers(chat);
+    // Codex compresses a rollout idle for 7 days (a feature still off by default in 0.169-0.171).
+    const old = new Date(Date.now() - 10 * 24 * 3600_000);
+    await utimes(file, old, old);
+    const compressor = spawn(codex!, ['app-server', '--enable', 'local_thread_store_compression'], { cwd: project, env: { PATH: process.env.PATH, HOME: chat.home, CODEX_HOME: codexHome }, detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+    try {
+      await eventually(async () => expect(existsSync(`${file}.zst`) && !existsSync(file)).toBe(true), 60_000);
+    } finally {
+      process.kill(-compressor.pid!, 'SIGKILL');
+    }
+    // A service that keeps no copy of its own reads Codex's .zst in place.
+    const reader = await startService({ env: { CODEX_HOME: codexHome, SPACE_HISTORY_KEEP_MB: '0' } });
+    try {
+      await eventually(async () => expect(await answers(reader)).toEqual(plain), 10_000);
+      await searchFinds(reader, 'quixotic', id);
+    } finally {
+      await reader.close();
+    }
+  }, 120_000);
 
   it('a sub-agent the model spawns (its rollout replays the parent\'s history first) counts each token once', async () => {
     // The multi-agent tools (spawn_agent, wait_agent), offered with the model the fake serves.
