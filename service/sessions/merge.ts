@@ -148,7 +148,7 @@ export function nonBlank(value: string | undefined): string | undefined {
 }
 
 /** Ids whose title comes from an index: the owning record's title, or a project index's. */
-function titledIds(records: readonly SourceRecord[]): Set<string> {
+export function titledIds(records: readonly SourceRecord[]): Set<string> {
   const owners = new Map<string, SourceRecord>();
   const titled = new Set<string>();
   for (const r of records) {
@@ -158,23 +158,4 @@ function titledIds(records: readonly SourceRecord[]): Set<string> {
   }
   for (const [id, owner] of owners) if (nonBlank(owner.title)) titled.add(id);
   return titled;
-}
-
-/**
- * The records of each session with no title from an index (titledIds), in precedence order:
- * its title is read from one log of them, not from each (a kept copy's start is its program
- * file's, and a first start reading both read 20,000 copies' starts again).
- */
-export function untitledSessions(records: readonly SourceRecord[]): SourceRecord[][] {
-  const titled = titledIds(records);
-  const byId = new Map<string, SourceRecord[]>();
-  for (const r of records) {
-    if (titled.has(r.id) || !r.log) continue;
-    const list = byId.get(r.id);
-    if (list) list.push(r);
-    else byId.set(r.id, [r]);
-  }
-  const out = [...byId.values()];
-  for (const list of out) if (list.length > 1) list.sort(byPrecedence);
-  return out;
 }

@@ -5,7 +5,7 @@ import { IndexSnapshot } from './index-store.js';
 import { roleOf, type SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader } from './logs.js';
-import { compressedLog, mergeSessions, untitledSessions, type MergeInputs, type SessionView } from './merge.js';
+import { compressedLog, mergeSessions, titledIds, type MergeInputs, type SessionView } from './merge.js';
 import { MessageCounts } from './message-counts.js';
 import { DIR_QUIET_MS } from './dir-key.js';
 import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
@@ -367,10 +367,8 @@ export class SessionIndex {
    */
   private async rebuild(options: { deferTitles?: boolean; titlesOnly?: boolean } = {}): Promise<boolean> {
     const records = this.files.records();
-    const untitled = untitledSessions(records).flatMap((list) => {
-      const log = this.headLog(list);
-      return log && this.files.needsHead(log) ? [log] : [];
-    });
+    const titled = titledIds(records);
+    const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.headLog([r]) && this.files.needsHead(r.log) ? [r.log] : []));
     if (options.titlesOnly && untitled.length === 0) return false;
     // Newest first (terminal logs' on a worker thread); a page does not wait for them: it has
     // its own sessions' heads read before the rest (ensureTitle).
