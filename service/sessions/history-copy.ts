@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, stat, utimes } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, stat, truncate, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 
@@ -32,7 +32,13 @@ export async function copyBytes(source: string, kept: string, lastIno: number | 
     return { ino: src.ino };
   }
   const temp = tempOf(kept);
-  await pipeline(createReadStream(source, { start: 0, end: Math.max(0, src.size - 1) }), createWriteStream(temp, { mode: 0o600 }));
+  // Copied by the kernel (copy_file_range), not through the main thread's buffers (a first
+  // start copies 1.6 GB). The copy is of the version stat'ed (what the source gained since is
+  // the next pass's append); the folder is 0700, so the source's mode it takes for a moment
+  // exposes nothing.
+  await copyFile(source, temp);
+  await truncate(temp, src.size);
+  await chmod(temp, 0o600);
   await utimes(temp, src.atime, sameMs(src.mtimeMs));
   return { ino: src.ino, temp };
 }

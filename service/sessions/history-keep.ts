@@ -36,7 +36,12 @@ export class HistoryKeeper {
   /** The source inode each copy was made from: another inode is a rewritten file, copied whole. */
   private readonly from = new Map<string, number>();
   private queue: Promise<void> = Promise.resolve();
-  private pending: SessionView[] | 'all' | undefined;
+  /**
+   * Sessions changed since the pass under way began, by id: not the views themselves, which
+   * kept each refresh's listing alive until the pass ended (a first pass at the issue's size
+   * lasts about 55 s, with a refresh for each batch of copies put in place).
+   */
+  private pending: Set<string> | 'all' | undefined;
   private stops: Array<() => void> = [];
   /** Copies made and not in place yet: [temp file, copy]. */
   private readonly ready: Array<[string, string]> = [];
@@ -69,21 +74,23 @@ export class HistoryKeeper {
 
   private schedule(views: SessionView[] | 'all'): void {
     if (this.pending !== undefined) {
-      this.pending = this.pending === 'all' || views === 'all' ? 'all' : [...this.pending, ...views];
+      if (this.pending === 'all' || views === 'all') this.pending = 'all';
+      else for (const view of views) this.pending.add(view.id);
       return;
     }
-    this.pending = views;
+    this.pending = views === 'all' ? 'all' : new Set(views.map((v) => v.id));
     this.queue = this.queue.then(async () => {
       const batch = this.pending;
       this.pending = undefined;
       if (this.closed || batch === undefined) return;
-      await this.keep(batch === 'all' ? await this.index.list() : batch).catch((err: unknown) => this.log.warn({ err: String(err) }, 'terminal history not kept'));
+      await this.keep(batch).catch((err: unknown) => this.log.warn({ err: String(err) }, 'terminal history not kept'));
     });
   }
 
-  private async keep(changed: readonly SessionView[]): Promise<void> {
+  /** One pass over every session, copying those changed (`mine`, or all). */
+  private async keep(mine: ReadonlySet<string> | 'all'): Promise<void> {
     const all = await this.index.list();
-    const mine = new Set(changed.map((v) => v.id));
+    const changed = (id: string): boolean => mine === 'all' || mine.has(id);
     let used = 0;
     // The bound is spent newest session first, over every session (a change may push an old copy out).
     for (const [i, view] of all.entries()) {
@@ -98,7 +105,7 @@ export class HistoryKeeper {
       const size = source && !compressed ? this.sizeOf(source) : undefined;
       const keptSize = this.keptSize(view.records);
       const from = source?.log?.kind === 'file' ? source.log.path : undefined;
-      const agents = view.agentName === 'clia_code' ? await this.subagents.bytes(kept, from, mine.has(view.id)) : 0;
+      const agents = view.agentName === 'clia_code' ? await this.subagents.bytes(kept, from, changed(view.id)) : 0;
       const bytes = (size ?? keptSize ?? 0) + agents;
       // A session that does not fit in what is left of the bound, or alone takes over a share of
       // it, is not kept; the older sessions after it still may be (one huge rollout among the
@@ -108,7 +115,7 @@ export class HistoryKeeper {
         continue;
       }
       used += bytes;
-      if (!mine.has(view.id) || !source?.log || source.log.kind !== 'file' || compressed) continue;
+      if (!changed(view.id) || !source?.log || source.log.kind !== 'file' || compressed) continue;
       await this.copy(source.log.path, kept);
       if (agents > 0) await this.subagents.copy(source.log.path, kept);
     }
