@@ -28,12 +28,11 @@ export async function* compressedLines(fh: FileHandle, end: CompressedEnd): Asyn
   const unpacker = new Unpacker();
   const buffer = Buffer.allocUnsafe(READ_BYTES);
   try {
-    for (let at = 0; ; ) {
+    for (let at = 0; !unpacker.done; ) {
       const { bytesRead } = await fh.read(buffer, 0, READ_BYTES, at);
       at += bytesRead;
-      const batch = unpacker.push(buffer.subarray(0, bytesRead), bytesRead === 0);
+      const batch = unpacker.push(buffer.subarray(0, bytesRead));
       if (batch.length > 0) yield batch;
-      if (bytesRead === 0 || unpacker.broken) break;
     }
     unpacker.end(end);
   } finally {
@@ -46,12 +45,11 @@ export function* compressedLinesSync(fd: number, end: CompressedEnd): Generator<
   const unpacker = new Unpacker();
   const buffer = Buffer.allocUnsafe(READ_BYTES);
   try {
-    for (let at = 0; ; ) {
+    for (let at = 0; !unpacker.done; ) {
       const bytesRead = readSync(fd, buffer, 0, READ_BYTES, at);
       at += bytesRead;
-      const batch = unpacker.push(buffer.subarray(0, bytesRead), bytesRead === 0);
+      const batch = unpacker.push(buffer.subarray(0, bytesRead));
       if (batch.length > 0) yield batch;
-      if (bytesRead === 0 || unpacker.broken) break;
     }
     unpacker.end(end);
   } finally {
@@ -61,8 +59,8 @@ export function* compressedLinesSync(fd: number, end: CompressedEnd): Generator<
 
 /** Compressed chunks in order -> the lines that end in their content. */
 class Unpacker {
-  /** The content stopped being readable (a damaged or cut file): what came before it is the log. */
-  broken = false;
+  /** The file is read to its end, or its content stopped being readable (a damaged or cut file: what came before it is the log). */
+  done = false;
   private readonly split = new ForwardSplitter(0, Number.POSITIVE_INFINITY);
   private blocks: Uint8Array[] = [];
   // Each block the decoder hands over is an array of its own (the window keeps a copy).
@@ -70,11 +68,14 @@ class Unpacker {
     if (block.length > 0) this.blocks.push(block);
   });
 
-  push(compressed: Uint8Array, final: boolean): Line[] {
+  /** The next compressed bytes read; none is the file's end. */
+  push(compressed: Uint8Array): Line[] {
+    const final = compressed.length === 0;
     try {
       this.decoder.push(compressed, final);
+      this.done = final;
     } catch {
-      this.broken = true;
+      this.done = true;
     }
     if (this.blocks.length === 0) return [];
     const blocks = this.blocks;
