@@ -24,8 +24,8 @@ const YIELD_EVERY = 500;
  * come, a rewritten file copied again), so message ids (byte offsets) and counts stay those of
  * the original. A rollout Codex compresses to `.jsonl.zst` is not deleted: it is read in place
  * (compressed-lines.ts), and only a copy made while it was plain is kept (pages read faster from
- * it). The copies are folders of the session layout: the index lists them as a session's last
- * source but the compressed rollout, read only when the program's plain file is gone. A Claude
+ * it). The copies are folders of the session layout: the index lists them as a session's source
+ * after the program's plain file, read only once that file is gone. A Claude
  * Code session's sub-agents are kept beside its copy (history-keep-subagents.ts). Newest
  * sessions first, up to `capBytes` in all, each (with its sub-agents) at most a quarter of it;
  * the copies of sessions that do not fit are removed (and a session whose file the program
