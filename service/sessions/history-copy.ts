@@ -52,3 +52,8 @@ function sameMs(ms: number): number {
 function tempOf(kept: string): string {
   return path.join(path.dirname(kept), `.${path.basename(kept)}.${process.pid}.tmp`);
 }
+
+/** Whether a file name is a copy's before it is put in place (tempOf). */
+export function isTemp(name: string): boolean {
+  return /^\..+\.\d+\.tmp$/.test(name);
+}

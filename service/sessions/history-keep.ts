@@ -1,9 +1,9 @@
-import { rename, rm } from 'node:fs/promises';
+import { readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 import { originOf } from './fold.js';
-import { copyBytes } from './history-copy.js';
+import { copyBytes, isTemp } from './history-copy.js';
 import { KeptSubagents } from './history-keep-subagents.js';
 import type { SessionView } from './merge.js';
 import type { SessionIndex } from './session-index.js';
@@ -58,7 +58,19 @@ export class HistoryKeeper {
   /** A full pass once the index is built, then the sessions each refresh changed. */
   start(): void {
     this.stops = [this.index.onSessionsChange((views) => this.schedule(views))];
+    this.queue = this.queue.then(() => this.sweep()).catch((err: unknown) => this.log.warn({ err: String(err) }, 'unplaced history copies not removed'));
     void this.index.titledList().then(() => this.schedule('all'));
+  }
+
+  /**
+   * Removes the copies an earlier run made and never put in place (it was killed mid-pass: up
+   * to PLACE_EVERY whole copies, which no layout lists and no bound counts). First in the
+   * queue: this run has made none yet.
+   */
+  private async sweep(): Promise<void> {
+    for (const dir of [this.dirs.cliaKept, this.dirs.clibKept]) {
+      for (const name of await readdir(dir).catch(() => [] as string[])) if (isTemp(name)) await rm(path.join(dir, name), { force: true });
+    }
   }
 
   /** Resolves once the copies asked for so far are made (tests, shutdown). */

@@ -281,6 +281,30 @@ describe('kept when the programs delete or compress it', () => {
     }
   });
 
+  it('copies an earlier run made and never put in place (it was killed mid-pass) are removed at the next start', async () => {
+    const other = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-unplaced-'));
+    try {
+      await mkdir(projectDir(other), { recursive: true });
+      await copyFile(path.join(FIXTURES, 'clia-native', `${CLAUDE_ID}.jsonl`), path.join(projectDir(other), `${CLAUDE_ID}.jsonl`));
+      const keptDir = (dir: string): string => path.join(other, '.space-state', 'history', dir);
+      const left = [path.join(keptDir('clia'), `.${CLAUDE_ID}.jsonl.4242.tmp`), path.join(keptDir('clib'), `.${CODEX_ID}.jsonl.${process.pid}.tmp`)];
+      for (const f of left) {
+        await mkdir(path.dirname(f), { recursive: true, mode: 0o700 });
+        await writeFile(f, 'x'.repeat(100_000), { mode: 0o600 });
+      }
+      const fresh = await startService({ home: other });
+      try {
+        await eventually(async () => expect(await readFile(path.join(keptDir('clia'), `${CLAUDE_ID}.jsonl`), 'utf8')).toBe(await readFile(path.join(projectDir(other), `${CLAUDE_ID}.jsonl`), 'utf8')));
+        for (const f of left) expect(existsSync(f)).toBe(false);
+        expect(await readdir(keptDir('clia'))).toEqual([`${CLAUDE_ID}.jsonl`]);
+      } finally {
+        await fresh.close();
+      }
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+
   it('SPACE_HISTORY_KEEP_MB=0 keeps nothing: a deleted transcript is gone', async () => {
     const other = await mkdtemp(path.join(os.tmpdir(), 'sessions-history-nokeep-'));
     try {
