@@ -214,7 +214,7 @@ describe('turns at the cap', () => {
     svc = await startAdversary({ env: { SPACE_CLIA_BIN: LIGHT_CLAUDE, SPACE_CHAT_MAX_TURNS: '50' } });
     const port = svc.port;
     const watch = watchLatency(port);
-    // Each turn runs 10 s (100 deltas 100 ms apart): long enough to overlap the others however
+    // Each turn runs 10 s (100 deltas, ten a second): long enough to overlap the others however
     // slowly the 50 start (each waits for its checkpoint's staging; on a slow machine the last
     // started 3 s after the first, when turns of 3 s had already ended: a peak of 30).
     const prompts = await Promise.all(Array.from({ length: 50 }, (_, i) => svc!.post('/api/chat/prompt', { text: 'deltas 100', agent_name: 'clia_code', agent_id: `cap${i % 5}` })));
