@@ -1,7 +1,7 @@
 import { open } from './disk.js';
 import { lineEntries } from './line-entries.js';
 import { forwardLines } from './lines.js';
-import { firstUserText } from '../transcripts/title.js';
+import { firstUserText, titleSource } from '../transcripts/title.js';
 import { FORMATS } from '../transcripts/formats.js';
 import type { ProgramTitle } from '../transcripts/clia-title.js';
 import type { LogFormat } from './types.js';
@@ -53,7 +53,9 @@ const CWD = Buffer.from('"cwd":"');
 /** A line's user prompt; a line its format's peek is sure holds no message is not parsed (a rollout's instructions, events). */
 function promptOf(line: Buffer, position: number, format: LogFormat): string | undefined {
   if (FORMATS[format].peek(line)?.length === 0) return undefined;
-  return firstUserText(lineEntries(format, line, true, { position, fallbackTime: '' }));
+  const text = firstUserText(lineEntries(format, line, true, { position, fallbackTime: '' }));
+  // Kept for its title: 20,000 whole first prompts held a few tens of MB for nothing.
+  return text === undefined ? undefined : titleSource(text);
 }
 
 /** The directory a line states, for formats that state one (only lines that name a cwd are parsed again). */

@@ -104,6 +104,7 @@ export class HistoryKeeper {
     const all = await this.index.list();
     const changed = (id: string): boolean => mine === 'all' || mine.has(id);
     let used = 0;
+    const dropping: string[] = [];
     // The bound is spent newest session first, over every session (a change may push an old copy out).
     for (const [i, view] of all.entries()) {
       if (this.closed) break;
@@ -123,7 +124,7 @@ export class HistoryKeeper {
       // it, is not kept; the older sessions after it still may be (one huge rollout among the
       // newest took the whole bound, and every older session lost its copy).
       if (used + bytes > this.capBytes || bytes > this.capBytes * ONE_SESSION_SHARE) {
-        if (keptSize !== undefined || this.from.has(kept)) await this.drop(kept);
+        if (keptSize !== undefined || this.from.has(kept)) dropping.push(kept);
         continue;
       }
       used += bytes;
@@ -131,6 +132,9 @@ export class HistoryKeeper {
       await this.copy(source.log.path, kept);
       if (agents > 0) await this.subagents.copy(source.log.path, kept);
     }
+    // Together, as the copies are put in place: one removal after the other, each seen by the
+    // index (a refresh over every session) before the next was asked for, drew out the pass.
+    await Promise.all(dropping.map((kept) => this.drop(kept)));
     await this.place();
   }
 
@@ -165,9 +169,13 @@ export class HistoryKeeper {
     if (this.ready.length >= PLACE_EVERY) await this.place();
   }
 
-  /** Renames the copies made since the last time into place, at once (one refresh of the index). */
+  /**
+   * Renames the copies made since the last time into place, all asked for at once: one after
+   * the other, each rename waited on the main thread, which the index's refresh for the renames
+   * before it held, and 2,000 renames became hundreds of refreshes over every session.
+   */
   private async place(): Promise<void> {
-    for (const [temp, kept] of this.ready.splice(0)) await rename(temp, kept).catch((err: unknown) => this.log.warn({ file: kept, err: String(err) }, 'terminal history copy not kept'));
+    await Promise.all(this.ready.splice(0).map(([temp, kept]) => rename(temp, kept).catch((err: unknown) => this.log.warn({ file: kept, err: String(err) }, 'terminal history copy not kept'))));
   }
 
   private async drop(kept: string): Promise<void> {

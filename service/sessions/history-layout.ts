@@ -19,6 +19,8 @@ export type HistoryStore = 'clia-home' | 'clib-home' | 'clia-kept' | 'clib-kept'
 
 /** The stores that are the user's terminal history (their sessions' directory is the last their log states). */
 export const TERMINAL_STORES: ReadonlySet<string> = new Set<HistoryStore>(['clia-home', 'clib-home', 'clia-kept', 'clib-kept']);
+/** The service's own copies of them (history-keep.ts). */
+export const KEPT_STORES: ReadonlySet<string> = new Set<HistoryStore>(['clia-kept', 'clib-kept']);
 
 /** The agent id every terminal session is listed under (they belong to no Space project). */
 export { TERMINAL_AGENT_ID } from '../runtimes/terminal-session.js';

@@ -373,7 +373,9 @@ export class SessionIndex {
     // Newest first (terminal logs' on a worker thread); a page does not wait for them: it has
     // its own sessions' heads read before the rest (ensureTitle).
     if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(this.newestFirst(untitled));
+    const started = Date.now();
     this.setViews(this.merge(records));
+    this.log.debug({ sessions: this.views.length, ms: Date.now() - started }, 'session index listed anew');
     return true;
   }
 

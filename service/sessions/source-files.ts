@@ -8,7 +8,7 @@ import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
 import { headIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
 import { readJson } from './index-file.js';
-import { TERMINAL_STORES } from './history-layout.js';
+import { KEPT_STORES, TERMINAL_STORES } from './history-layout.js';
 import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
 import { eachLimited } from './limit.js';
 import type { LogReader, LogVersion } from './logs.js';
@@ -17,7 +17,7 @@ import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-lo
 import { TerminalHeads } from './terminal-heads.js';
 import type { HeadJob } from './terminal-head-reader.js';
 import { parseIndexForListing } from '../transcripts/runtimea-store.js';
-import { firstUserText } from '../transcripts/title.js';
+import { firstUserText, titleSource } from '../transcripts/title.js';
 import type { LogRef, SourceRecord } from './types.js';
 import { rootList } from './history-layout.js';
 
@@ -205,13 +205,17 @@ export class SourceFiles {
         changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
         // A terminal session's directory and title are its log's last: looked for again in what was appended.
         const moved = grown && head !== undefined && TERMINAL_STORES.has(role.store) && (await this.tailChanged(p, head));
+        // A kept copy that grew took what its program's file gained (and its time): no listed field
+        // moved while that file is there, and the copy's head is current for when it is gone.
+        if (grown && KEPT_STORES.has(role.store)) return false;
         // A listed log that grew changes no listed field, unless its first prompt may just have
         // arrived (or its directory moved); an orphan's mtime is its updated_at.
         return !grown || !this.referenced.has(p) || head?.final === false || moved;
       }
       case 'clia-record': {
         const doc = await readJson(p, key);
-        const prompt = firstUserText(cliaRecordMessages(doc, ''));
+        const text = firstUserText(cliaRecordMessages(doc, ''));
+        const prompt = text === undefined ? undefined : titleSource(text);
         this.files.set(p, { role: 'legacy', key, record: cliaRecordSource(role.agentId, role.id, p, doc), ...(prompt !== undefined ? { prompt } : {}) });
         this.reader.forget(p);
         changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known?.key as FileKey | undefined, after: key });
@@ -374,7 +378,8 @@ export class SourceFiles {
     if (known?.role !== 'sqlite') return;
     let prompt: string | undefined;
     try {
-      prompt = sqliteFirstPrompt(db, sessionId);
+      const text = sqliteFirstPrompt(db, sessionId);
+      prompt = text === undefined ? undefined : titleSource(text);
     } catch {
       prompt = undefined;
     }
