@@ -71,7 +71,7 @@ export class CountStore implements SavedCounts {
     return this.saver.close();
   }
 
-  private body(): string {
+  private body(): string[] {
     const out = [HEADER];
     const taken = new Set<string>();
     for (const [path, c] of this.logs.saved()) {
@@ -81,7 +81,7 @@ export class CountStore implements SavedCounts {
     }
     // Saved counts no one asked for in this run go back as they were read.
     for (const [path, line] of this.untaken) if (!taken.has(path)) out.push(`${JSON.stringify(path)}\t${line}`);
-    return `${out.join('\n')}\n`;
+    return out.map((line) => `${line}\n`);
   }
 }
 

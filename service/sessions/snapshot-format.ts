@@ -162,7 +162,8 @@ export const DIR_KEYS = ['path', 'ino', 'mtimeMs', 'listedAt'] as const;
 export const VIEW_KEYS = ['title', 'updatedAtMs', 'agentId', 'directory', 'logAt', 'sizes'] as const;
 
 /** The lines of the file: header, parts, listing (when there is one). */
-export function encodeSnapshot(state: IndexState, roots: SessionRoots): string {
+/** The snapshot's lines, each with its newline (written one after the other, never joined). */
+export function encodeSnapshot(state: IndexState, roots: SessionRoots): string[] {
   const parts = new Map(rootEntries(roots).map(([name, root]) => [name, new PartWriter(name, root)]));
   const partOf = rootOf(roots);
   const writerOf = (p: string): PartWriter => parts.get(partOf(p)!)!;
@@ -179,7 +180,7 @@ export function encodeSnapshot(state: IndexState, roots: SessionRoots): string {
   const lines = [JSON.stringify({ version: VERSION } satisfies Header)];
   for (const part of parts.values()) lines.push(JSON.stringify(part.doc()));
   if (listing) lines.push(JSON.stringify(listing));
-  return `${lines.join('\n')}\n`;
+  return lines.map((line) => `${line}\n`);
 }
 
 /** The file a record comes from: its index file, else its log. */

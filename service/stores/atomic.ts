@@ -35,7 +35,8 @@ export function tempPathFor(target: string): string {
 const writes = new KeyedLock();
 const updates = new KeyedLock();
 
-export function writeFileAtomically(target: string, data: string | Buffer, options: AtomicWriteOptions = {}): Promise<void> {
+/** `data` may be parts (lines, say), written one after the other. */
+export function writeFileAtomically(target: string, data: string | Buffer | readonly string[], options: AtomicWriteOptions = {}): Promise<void> {
   return writes.run(target, async () => {
     const dir = path.dirname(target);
     await mkdir(dir, { recursive: true, ...(options.dirMode !== undefined ? { mode: options.dirMode } : {}) });
@@ -45,8 +46,9 @@ export function writeFileAtomically(target: string, data: string | Buffer, optio
     const handle = await open(temp, 'wx', mode ?? 0o666);
     try {
       try {
-        // FileHandle.writeFile loops until every byte is down, so a full disk fails here.
-        await handle.writeFile(data);
+        // FileHandle.writeFile loops until every byte is down, so a full disk fails here; each
+        // call writes on from where the last one ended.
+        for (const chunk of typeof data === 'string' || Buffer.isBuffer(data) ? [data] : chunks(data)) await handle.writeFile(chunk);
         // An explicit chmod, because the open mode is filtered by the umask.
         if (mode !== undefined) await handle.chmod(mode);
         await handle.sync();
@@ -60,6 +62,21 @@ export function writeFileAtomically(target: string, data: string | Buffer, optio
     }
     await fsyncDirectory(dir);
   });
+}
+
+/** Parts joined up to about a megabyte at a time: a write per line would be a syscall per line. */
+const CHUNK_CHARS = 1 << 20;
+
+function* chunks(parts: readonly string[]): Generator<string> {
+  let chunk = '';
+  for (const part of parts) {
+    chunk += part;
+    if (chunk.length >= CHUNK_CHARS) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk) yield chunk;
 }
 
 /** Runs a read-modify-write of `file` with no other writer of that file in between. */
