@@ -6,6 +6,7 @@ import electronUpdater from 'electron-updater';
 import { loadConfig, safeOrigin } from '../service/config.js';
 import { createService, type Service } from '../service/index.js';
 import { createLogger } from '../service/log.js';
+import { boundHeapGrowth } from '../service/process/heap.js';
 import { enforceCsp } from './csp.js';
 import { createElectronHost } from './host.js';
 import { registerIpc } from './ipc.js';
@@ -40,6 +41,7 @@ if (claimSingleInstance(app, () => mainWindow)) {
 
 async function start(): Promise<void> {
   const config = loadConfig(process.env);
+  boundHeapGrowth(config.heapGrowingPercent);
   // The poll token is consumed by the service at start-up (which then removes both sign-in
   // variables); delete it at once so nothing started before that can inherit it.
   delete process.env.SPACE_POLL_TOKEN;

@@ -55,6 +55,11 @@ export interface Config {
    */
   /** SPACE_HISTORY: whether the user's Claude Code and Codex history is read (docs/history.md). */
   readonly history: boolean;
+  /**
+   * SPACE_HEAP_GROWING_PERCENT: how far V8 lets the heap grow past what the last full collection
+   * kept, in percent (process/heap.ts); 0 leaves V8's own rule. Applied by the process's entry.
+   */
+  readonly heapGrowingPercent: number;
   /** SPACE_HISTORY_KEEP_MB: the most the service keeps of terminal history in its own store (docs/history.md). */
   readonly historyKeepBytes: number;
   readonly childEnv: Env;
@@ -244,6 +249,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxBytes: parsePositiveInt(env.SPACE_CHECKPOINT_MAX_BYTES, 'SPACE_CHECKPOINT_MAX_BYTES', 2 * 1024 * 1024 * 1024),
     }),
     history: parseSwitch(env.SPACE_HISTORY, 'SPACE_HISTORY', savedHistorySetting(home) ?? true),
+    heapGrowingPercent: parseNonNegativeInt(env.SPACE_HEAP_GROWING_PERCENT, 'SPACE_HEAP_GROWING_PERCENT', 50),
     historyKeepBytes: parseNonNegativeInt(env.SPACE_HISTORY_KEEP_MB, 'SPACE_HISTORY_KEEP_MB', 2048) * 1024 * 1024,
     childEnv: Object.freeze(childEnvOf(env, home)),
     connectors: Object.freeze(connectorsConfig(env, home)),

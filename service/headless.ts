@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { createHeadlessHost } from './host.js';
 import { createService } from './index.js';
 import { createLogger } from './log.js';
+import { boundHeapGrowth } from './process/heap.js';
 import { runUntilSignalled } from './run.js';
 
 /**
@@ -12,6 +13,7 @@ import { runUntilSignalled } from './run.js';
 export async function main(): Promise<void> {
   try {
     const config = loadConfig(process.env);
+    boundHeapGrowth(config.heapGrowingPercent);
     const log = createLogger(config.logLevel);
     const service = createService({ config, host: createHeadlessHost({ token: config.token }), log });
     await runUntilSignalled(service, log);
