@@ -77,6 +77,8 @@ describe('configuration from the environment', () => {
     ['SPACE_RENDERER_URL', 'http://user@127.0.0.1:5173/'],
     ['SPACE_BODY_IDLE_TIMEOUT_MS', '0'],
     ['SPACE_BODY_IDLE_TIMEOUT_MS', '1.5'],
+    ['SPACE_HEAP_GROWING_PERCENT', '-1'],
+    ['SPACE_HEAP_GROWING_PERCENT', 'half'],
   ])('refuses %s=%s', (name, value) => {
     expect(() => loadConfig({ HOME: home, [name]: value })).toThrow(ConfigError);
   });
