@@ -84,6 +84,14 @@ export function parseNonNegativeInt(value: string | undefined, name: string, fal
   return Number(value);
 }
 
+/**
+ * SPACE_HEAP_GROWING_PERCENT (process/heap.ts), default 50. Apart from the rest of the config:
+ * the built entry reads it before it compiles the service (cached-start.ts).
+ */
+export function parseHeapGrowingPercent(env: Readonly<Record<string, string | undefined>>): number {
+  return parseNonNegativeInt(env.SPACE_HEAP_GROWING_PERCENT, 'SPACE_HEAP_GROWING_PERCENT', 50);
+}
+
 /** on/off, 1/0, true/false, yes/no (any case); unset or empty: the fallback. */
 export function parseSwitch(value: string | undefined, name: string, fallback: boolean): boolean {
   if (!value) return fallback;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { findAppRoot } from './app-root.js';
-import { ConfigError, expandHome, nonEmpty, parseHostname, parseHour, parseHttpUrl, parseLoopbackHost, parseLoopbackUrl, parseOrigins, parsePort, parsePositiveInt, parseRendererUrl, parseSwitch, parseNonNegativeInt, resolveHome, savedHistorySetting } from './config-values.js';
+import { ConfigError, expandHome, nonEmpty, parseHeapGrowingPercent, parseHostname, parseHour, parseHttpUrl, parseLoopbackHost, parseLoopbackUrl, parseOrigins, parsePort, parsePositiveInt, parseRendererUrl, parseSwitch, parseNonNegativeInt, resolveHome, savedHistorySetting } from './config-values.js';
 export { ConfigError, safeOrigin } from './config-values.js';
 
 /** Every setting of the service, read once from the environment at start-up. */
@@ -249,7 +249,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxBytes: parsePositiveInt(env.SPACE_CHECKPOINT_MAX_BYTES, 'SPACE_CHECKPOINT_MAX_BYTES', 2 * 1024 * 1024 * 1024),
     }),
     history: parseSwitch(env.SPACE_HISTORY, 'SPACE_HISTORY', savedHistorySetting(home) ?? true),
-    heapGrowingPercent: parseNonNegativeInt(env.SPACE_HEAP_GROWING_PERCENT, 'SPACE_HEAP_GROWING_PERCENT', 50),
+    heapGrowingPercent: parseHeapGrowingPercent(env),
     historyKeepBytes: parseNonNegativeInt(env.SPACE_HISTORY_KEEP_MB, 'SPACE_HISTORY_KEEP_MB', 2048) * 1024 * 1024,
     childEnv: Object.freeze(childEnvOf(env, home)),
     connectors: Object.freeze(connectorsConfig(env, home)),

@@ -7,8 +7,10 @@ import { setFlagsFromString } from 'node:v8';
  * live and reached 580 MB of heap (830 MB resident) with garbage of the keeper's and the
  * index's passes. At 50 % the same start peaked at 390 MB resident (docs/sessions.md), at the
  * cost of more frequent full collections while the passes run. The process's owner applies
- * it once, early (headless.ts for `npm start`, main/index.ts in Electron): it is a flag of the
- * whole process, its worker threads included, which V8 reads at each collection.
+ * it early (cached-start.ts before it compiles the service, as V8's code cache is checked
+ * against the flags; headless.ts for a start from the sources; main/index.ts in Electron): it
+ * is a flag of the whole process, its worker threads included, which V8 reads at each
+ * collection.
  */
 export function boundHeapGrowth(percent: number): void {
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);

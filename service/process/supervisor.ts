@@ -57,8 +57,8 @@ const EXIT_EVENT_WAIT_MS = 2000;
 
 export class Supervisor {
   private readonly owned = new Set<OwnedGroup>();
-  /** Settles once the last fork asked for has had its turn of the event loop. */
-  private lastFork: Promise<void> = Promise.resolve();
+  /** Set while this turn of the event loop has made a fork; settles (and is cleared) at the next. */
+  private forkedThisTurn: Promise<void> | undefined;
 
   /** `records`: where owned groups are written down, so a restart after a crash can stop them. */
   constructor(
@@ -77,7 +77,10 @@ export class Supervisor {
 
   /** Starts a child in its own group. Rejects if the program cannot be started (ENOENT...). */
   async spawn(request: SpawnRequest): Promise<OwnedProcess> {
-    await this.forkTurn();
+    // Forked in the caller's turn when it is the turn's first (a record is written in the same
+    // turn: see ChildRecords.save), else in a later turn of its own.
+    while (this.forkedThisTurn) await this.forkedThisTurn;
+    this.claimForkTurn();
     const child = spawn(request.command, [...request.args], {
       cwd: request.cwd,
       env: request.env ?? {},
@@ -107,15 +110,17 @@ export class Supervisor {
   }
 
   /**
-   * Resolves in a turn of the event loop of its own, after the fork asked for before it. A
-   * fork holds the loop while the kernel copies the service's page tables (20-90 ms each on a
-   * slow machine); fifty turns starting together forked back to back and held every request
-   * behind them for over half a second. One fork per turn lets requests in between.
+   * One fork per turn of the event loop. A fork holds the loop while the kernel copies the
+   * service's page tables (20-90 ms each on a slow machine); fifty turns starting together
+   * forked back to back and held every request behind them for over half a second.
    */
-  private forkTurn(): Promise<void> {
-    const turn = this.lastFork.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
-    this.lastFork = turn;
-    return turn;
+  private claimForkTurn(): void {
+    this.forkedThisTurn = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.forkedThisTurn = undefined;
+        resolve();
+      }),
+    );
   }
 
   /**
