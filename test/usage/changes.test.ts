@@ -9,7 +9,7 @@ import { UsageStore } from '../../service/usage/store.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { runtimeaSessionsDir } from '../sessions/fixtures.js';
 import { IDS, writeUsageCorpus } from './corpus.js';
-import { at, awayFromMidnight, cliaTurn, DAY, runtimeaTranscript, usageOf } from './seed.js';
+import { at, awayFromMidnight, cliaTurn, DAY, MIDNIGHT_WAIT_MS, runtimeaTranscript, usageOf } from './seed.js';
 
 let svc: TestService;
 let home: string;
@@ -28,7 +28,7 @@ beforeEach(async () => {
     reads.push({ path: ref.kind === 'sqlite' ? ref.db : ref.path, from });
     return entries(ref, from, select);
   };
-});
+}, MIDNIGHT_WAIT_MS + 30_000);
 
 afterEach(async () => {
   await svc.close();

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../helpers/service.js';
 import { FIXTURES, writeCliSessions } from '../sessions/fixtures.js';
-import { at, awayFromMidnight, clibTurn, nativeRecords, usageOf, type NativeMessage } from './seed.js';
+import { at, awayFromMidnight, clibTurn, MIDNIGHT_WAIT_MS, nativeRecords, type NativeMessage, usageOf } from './seed.js';
 
 /**
  * Claude Code writes one on-disk record per content block of a message, each with the
@@ -39,7 +39,7 @@ beforeAll(async () => {
   ]);
   log = path.join(home, 'clia-space', 'proj', 'sessions', `${ID}.jsonl`);
   svc = await startService({ home });
-});
+}, MIDNIGHT_WAIT_MS + 30_000);
 
 afterAll(async () => {
   await svc.close();

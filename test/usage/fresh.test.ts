@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../helpers/service.js';
 import { runtimeaSessionsDir, writeCliSessions } from '../sessions/fixtures.js';
 import { IDS, writeUsageCorpus } from './corpus.js';
-import { at, awayFromMidnight, cliaTurn, runtimeaTranscript, usageOf } from './seed.js';
+import { at, awayFromMidnight, cliaTurn, MIDNIGHT_WAIT_MS, runtimeaTranscript, usageOf } from './seed.js';
 
 /**
  * The report is summed anew on every request (spec): what the request covers is checked
@@ -42,7 +42,7 @@ describe('GET /api/usage right after a change on disk', () => {
       const next = await usageOf(svc);
       expect(next.total_tokens.input - before.total_tokens.input).toBe(11 * (i + 2));
     }
-  });
+  }, MIDNIGHT_WAIT_MS + 30_000);
 
   it('counts a turn appended to a clia log in a short window just before the request', async () => {
     await awayFromMidnight();
@@ -56,7 +56,7 @@ describe('GET /api/usage right after a change on disk', () => {
     // 01-new-text: in 4 out 14 cw 12145.
     expect(after.total_tokens.input - before.total_tokens.input).toBe(4);
     expect(after.total_tokens.cache_write - before.total_tokens.cache_write).toBe(12145);
-  });
+  }, MIDNIGHT_WAIT_MS + 30_000);
 });
 
 describe('a session id both runtimes report', () => {

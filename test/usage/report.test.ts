@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../helpers/service.js';
 import { IDS, writeUsageCorpus } from './corpus.js';
-import { awayFromMidnight, dateAt, usageOf } from './seed.js';
+import { awayFromMidnight, dateAt, MIDNIGHT_WAIT_MS, usageOf } from './seed.js';
 
 let svc: TestService;
 let home: string;
@@ -14,7 +14,7 @@ beforeAll(async () => {
   home = await mkdtemp(path.join(os.tmpdir(), 'space-usage-'));
   await writeUsageCorpus(home);
   svc = await startService({ home });
-});
+}, MIDNIGHT_WAIT_MS + 30_000);
 
 afterAll(async () => {
   await svc.close();

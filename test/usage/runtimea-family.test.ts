@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../helpers/service.js';
 import { writeRuntimeaSqlite } from '../sessions/fixtures.js';
 import { IDS, writeUsageCorpus } from './corpus.js';
-import { at, awayFromMidnight } from './seed.js';
+import { at, awayFromMidnight, MIDNIGHT_WAIT_MS } from './seed.js';
 
 let svc: TestService;
 let home: string;
@@ -15,7 +15,7 @@ beforeAll(async () => {
   home = await mkdtemp(path.join(os.tmpdir(), 'space-usage-legacy-'));
   await writeUsageCorpus(home);
   svc = await startService({ home });
-});
+}, MIDNIGHT_WAIT_MS + 30_000);
 
 afterAll(async () => {
   await svc.close();

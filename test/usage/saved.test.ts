@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LogRef } from '../../service/sessions/types.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { IDS, writeUsageCorpus } from './corpus.js';
-import { at, awayFromMidnight, cliaTurn, usageOf } from './seed.js';
+import { at, awayFromMidnight, cliaTurn, MIDNIGHT_WAIT_MS, usageOf } from './seed.js';
 
 /**
  * Usage aggregates outlive the process (usage-aggregates.sqlite in the state folder): a
@@ -20,7 +20,7 @@ beforeEach(async () => {
   await awayFromMidnight();
   home = await mkdtemp(path.join(os.tmpdir(), 'space-usage-saved-'));
   await writeUsageCorpus(home);
-});
+}, MIDNIGHT_WAIT_MS + 30_000);
 
 afterEach(async () => {
   await svc?.close();

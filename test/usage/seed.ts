@@ -31,10 +31,17 @@ export async function usageOf(svc: TestService, query = ''): Promise<any> {
   return res.json();
 }
 
-/** Waits past midnight UTC when it is under a minute away, so "today" holds for a test. */
+/** The longest awayFromMidnight waits: a hook or test that calls it takes this much more time. */
+export const MIDNIGHT_WAIT_MS = 60_000;
+
+/**
+ * Waits past midnight UTC when it is under a minute away, so "today" holds for a test. The
+ * caller's timeout must allow for it (`MIDNIGHT_WAIT_MS + 30_000`): a run that reached this
+ * file in the minute before midnight failed its 30 s hook.
+ */
 export async function awayFromMidnight(): Promise<void> {
   const left = DAY - (Date.now() % DAY);
-  if (left < 60_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
+  if (left < MIDNIGHT_WAIT_MS) await new Promise((resolve) => setTimeout(resolve, left + 100));
 }
 
 export interface RuntimeaCall {

@@ -13,7 +13,7 @@ import { UsageService } from '../../service/usage/usage.js';
 import { startFakeUpstream, type FakeUpstream } from '../fakes/upstream.js';
 import { startService } from '../helpers/service.js';
 import { writeUsageCorpus } from './corpus.js';
-import { at, awayFromMidnight, dateAt } from './seed.js';
+import { at, awayFromMidnight, dateAt, MIDNIGHT_WAIT_MS } from './seed.js';
 
 /**
  * The daily report against a fake upstream, on the real pieces (context, session index,
@@ -32,7 +32,7 @@ beforeEach(async () => {
   upstream.acceptApiKey(KEY, 'user-usage');
   home = await mkdtemp(path.join(os.tmpdir(), 'space-usage-sync-'));
   await writeUsageCorpus(home);
-});
+}, MIDNIGHT_WAIT_MS + 30_000);
 
 afterEach(async () => {
   for (const r of running) {

@@ -9,7 +9,7 @@ import { ScanWorkers } from '../../service/usage/workers.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { writeCliSessions } from '../sessions/fixtures.js';
 import { IDS, writeUsageCorpus } from './corpus.js';
-import { at, awayFromMidnight, cliaTurn, DAY } from './seed.js';
+import { at, awayFromMidnight, cliaTurn, DAY, MIDNIGHT_WAIT_MS } from './seed.js';
 
 let svc: TestService;
 let home: string;
@@ -39,7 +39,7 @@ beforeAll(async () => {
     }),
   );
   svc = await startService({ home });
-});
+}, MIDNIGHT_WAIT_MS + 30_000);
 
 afterAll(async () => {
   await svc.close();
