@@ -161,8 +161,7 @@ export const LOG_KEYS = ['store', 'agentId', 'id', 'head'] as const;
 export const DIR_KEYS = ['path', 'ino', 'mtimeMs', 'listedAt'] as const;
 export const VIEW_KEYS = ['title', 'updatedAtMs', 'agentId', 'directory', 'logAt', 'sizes'] as const;
 
-/** The lines of the file: header, parts, listing (when there is one). */
-/** The snapshot's lines, each with its newline (written one after the other, never joined). */
+/** The lines of the file, each with its newline (written one after the other, never joined): header, parts, listing (when there is one). */
 export function encodeSnapshot(state: IndexState, roots: SessionRoots): string[] {
   const parts = new Map(rootEntries(roots).map(([name, root]) => [name, new PartWriter(name, root)]));
   const partOf = rootOf(roots);
