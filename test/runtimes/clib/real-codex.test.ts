@@ -25,7 +25,10 @@ describe.skipIf(!codex)('clib with the real codex', () => {
 
   beforeAll(async () => {
     fake = await startFakeResponses({ apiKey: 'sk-provb-real-lane', slowMs: 20_000 });
-    svc = await startService({ env: { SPACE_CLIB_BIN: codex } });
+    // The abort case reads codex's own confirmation of the interrupt (`turn.failed` in the
+    // transcript): on two cores busy with the OpenClaw lanes it came after the default 3 s grace
+    // once. The grace is a ceiling; a confirmation ends the turn as soon as it comes.
+    svc = await startService({ env: { SPACE_CLIB_BIN: codex, SPACE_CHAT_ABORT_GRACE_MS: '15000' } });
     const codexHome = path.join(svc.home, '.codex');
     if (codex) await codexLaneHome({ codex, home: svc.home, codexHome, responsesUrl: fake.url, provbKey: 'sk-provb-real-lane' });
     runtime = new ClibRuntime(svc.service.ctx);
