@@ -53,9 +53,8 @@ const CWD = Buffer.from('"cwd":"');
 /** A line's user prompt; a line its format's peek is sure holds no message is not parsed (a rollout's instructions, events). */
 function promptOf(line: Buffer, position: number, format: LogFormat): string | undefined {
   if (FORMATS[format].peek(line)?.length === 0) return undefined;
-  const text = firstUserText(lineEntries(format, line, true, { position, fallbackTime: '' }));
   // Kept for its title: 20,000 whole first prompts held a few tens of MB for nothing.
-  return text === undefined ? undefined : titleSource(text);
+  return titleSource(firstUserText(lineEntries(format, line, true, { position, fallbackTime: '' })));
 }
 
 /** The directory a line states, for formats that state one (only lines that name a cwd are parsed again). */

@@ -214,8 +214,7 @@ export class SourceFiles {
       }
       case 'clia-record': {
         const doc = await readJson(p, key);
-        const text = firstUserText(cliaRecordMessages(doc, ''));
-        const prompt = text === undefined ? undefined : titleSource(text);
+        const prompt = titleSource(firstUserText(cliaRecordMessages(doc, '')));
         this.files.set(p, { role: 'legacy', key, record: cliaRecordSource(role.agentId, role.id, p, doc), ...(prompt !== undefined ? { prompt } : {}) });
         this.reader.forget(p);
         changes.push({ path: p, ref: { kind: 'legacy', path: p }, before: known?.key as FileKey | undefined, after: key });
@@ -378,8 +377,7 @@ export class SourceFiles {
     if (known?.role !== 'sqlite') return;
     let prompt: string | undefined;
     try {
-      const text = sqliteFirstPrompt(db, sessionId);
-      prompt = text === undefined ? undefined : titleSource(text);
+      prompt = titleSource(sqliteFirstPrompt(db, sessionId));
     } catch {
       prompt = undefined;
     }

@@ -25,7 +25,10 @@ export function titleFromPrompt(prompt: string): string {
  * The beginning of a prompt that decides its title (titleFromPrompt of it is the prompt's
  * own): what the sessions index keeps of a log's first prompt, instead of all of it.
  */
-export function titleSource(prompt: string): string {
+export function titleSource(prompt: string): string;
+export function titleSource(prompt: string | undefined): string | undefined;
+export function titleSource(prompt: string | undefined): string | undefined {
+  if (prompt === undefined) return undefined;
   const { end } = titleScan(prompt);
   return end === prompt.length ? prompt : prompt.slice(0, end);
 }
