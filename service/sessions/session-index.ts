@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Foreground } from '../process/foreground.js';
 import type { Logger } from '../log.js';
 import type { FileKey } from './file-key.js';
@@ -5,6 +6,7 @@ import { IndexSnapshot } from './index-store.js';
 import { roleOf, type SessionRoots } from './layout.js';
 import { eachLimited } from './limit.js';
 import { LogReader } from './logs.js';
+import { TERMINAL_SOURCES } from './fold.js';
 import { compressedLog, mergeSessions, titledIds, type MergeInputs, type SessionView } from './merge.js';
 import { MessageCounts } from './message-counts.js';
 import { DIR_QUIET_MS } from './dir-key.js';
@@ -223,7 +225,9 @@ export class SessionIndex {
     for (let waited = 0; !this.byId.has(sessionId) && waited < NEW_SESSION_WAIT_MS && !this.closed; waited += 25) await sleep(25);
     const view = this.byId.get(sessionId);
     if (!view) return this.markDirty(this.rootPaths());
-    const paths = view.records.flatMap((r) => (r.indexFile ? [r.indexFile] : []));
+    // A store's log seen before its index entry (an orphan) is listed from its folder, whose
+    // index is then read too: the entry may have been written since.
+    const paths = view.records.flatMap((r) => (r.indexFile ? [r.indexFile] : r.log?.kind === 'file' && !TERMINAL_SOURCES.has(r.source) ? [path.dirname(r.log.path)] : []));
     if (view.log) paths.push(view.log.kind === 'sqlite' ? view.log.db : view.log.path);
     return this.markDirty(paths);
   }

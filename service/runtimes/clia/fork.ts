@@ -30,8 +30,9 @@ export async function forkCliaSession(store: CliSessionStore, request: ForkReque
   const cut = cutOf(lines, request.messageId);
   const sessionId = randomUUID();
   const forkOf: CliaForkOf = { nativeSessionId: entry.nativeSessionId ?? request.sessionId, at: request.messageId === undefined ? null : cut.at };
-  await store.append(agentId, sessionId, lines.slice(0, cut.lines));
+  // The entry before its transcript: the index never lists the fork from its log alone.
   await store.upsert(agentId, sessionId, { ...forkEntry(entry, request, sessionId), forkOf });
+  await store.append(agentId, sessionId, lines.slice(0, cut.lines));
   return { sessionId };
 }
 

@@ -27,8 +27,9 @@ export async function forkClibSession(deps: TurnDeps, store: CliSessionStore, re
   const cut = cutOf(lines, request.messageId);
   const forkedThread = await forkThread(deps, entry.directory, threadId, cut.turns);
   const sessionId = randomUUID();
-  await store.append(agentId, sessionId, lines.slice(0, cut.lines));
+  // The entry before its transcript: the index never lists the fork from its log alone.
   await store.upsert(agentId, sessionId, { ...forkEntry(entry, request, forkedThread), agent_name: 'clib' });
+  await store.append(agentId, sessionId, lines.slice(0, cut.lines));
   return { sessionId };
 }
 
