@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { SAFE_ID } from '../ids.js';
 
 /**
@@ -104,6 +105,15 @@ function codexRole(parts: string[]): PathRole | undefined {
 function rollout(file: string): PathRole | undefined {
   const m = ROLLOUT.exec(file);
   return m ? { type: 'log', store: m[2] ? 'clib-zst' : 'clib-home', agentId: TERMINAL_AGENT_ID, id: m[1]!.toLowerCase() } : undefined;
+}
+
+/**
+ * Codex's index of thread names, `<CODEX_HOME>/session_index.jsonl` beside `sessions/`, one
+ * `{id, thread_name}` line per naming (the TUI's `/rename`, `thread/name/set`); none while
+ * history reading is off. Watched by itself: the rest of CODEX_HOME is no part of the layout.
+ */
+export function codexNamesFile(roots: HistoryRoots): string | undefined {
+  return roots.clibHome === undefined ? undefined : path.join(path.dirname(roots.clibHome), 'session_index.jsonl');
 }
 
 /** The roots that are set, as a list (history roots are absent when reading it is off). */

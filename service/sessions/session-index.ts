@@ -15,7 +15,7 @@ import type { LogRef, SourceRecord } from './types.js';
 import type { IndexState } from './snapshot-format.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
-import { HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout.js';
+import { codexNamesFile, HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout.js';
 
 export type { LogChange } from './source-files.js';
 
@@ -121,6 +121,9 @@ export class SessionIndex {
       this.live = true;
       this.counts.warm();
       this.proveFolders();
+      // A thread named while the service was down: its saved head has the name it had then.
+      const names = codexNamesFile(this.roots);
+      if (names) void this.markDirty([names]);
     });
   }
 

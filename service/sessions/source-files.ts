@@ -19,7 +19,7 @@ import type { HeadJob } from './terminal-head-reader.js';
 import { parseIndexForListing } from '../transcripts/runtimea-store.js';
 import { firstUserText, titleSource } from '../transcripts/title.js';
 import type { LogRef, SourceRecord } from './types.js';
-import { rootList } from './history-layout.js';
+import { codexNamesFile, rootList } from './history-layout.js';
 
 /** A log (or SQLite store) that appeared, grew, was rewritten or went away. */
 export interface LogChange {
@@ -111,6 +111,7 @@ export class SourceFiles {
 
   /** Applies one path (a file or a folder of the layout); true when the merged view may have changed. */
   async apply(p: string, changes: LogChange[]): Promise<boolean> {
+    if (p === codexNamesFile(this.roots)) return this.applyNames();
     const role = roleOf(this.roots, p);
     if (!role) return false;
     if (role.type === 'dir') return this.applyDir(p, changes);
@@ -347,6 +348,14 @@ export class SourceFiles {
     });
     for (const ref of refs) if (ref.kind === 'sqlite') this.readSqliteTitle(ref.db, ref.sessionId);
     await heads;
+  }
+
+  /** Codex's thread names read again: each Codex log read so far is titled by its name now; true when a title moved. */
+  private async applyNames(): Promise<boolean> {
+    await this.terminal.readNames();
+    let moved = false;
+    for (const known of this.files.values()) if (known.role === 'log' && known.head && this.terminal.retitle(known.store, known.id, known.head)) moved = true;
+    return moved;
   }
 
   /** A terminal log's head as the worker read it; Codex's thread name beats its titles. */

@@ -1,13 +1,13 @@
-import path from 'node:path';
 import type { Head } from './head.js';
 import { TerminalHeadReader, type HeadJob } from './terminal-head-reader.js';
 import { lastDirectoryIn, LISTING_TAIL_BYTES, tailOf } from './last-directory.js';
 import { CodexNames, titleIn } from './program-title.js';
 import { newerTitle, type ProgramTitle } from '../transcripts/clia-title.js';
 import { STORE_FORMAT, type SessionRoots, type StoreName } from './layout.js';
+import { codexNamesFile } from './history-layout.js';
 
 /** The stores of Codex rollouts, whose names are in the Codex home's session_index.jsonl. */
-const CODEX_STORES: ReadonlySet<string> = new Set<StoreName>(['clib-home', 'clib-kept']);
+const CODEX_STORES: ReadonlySet<string> = new Set<StoreName>(['clib-home', 'clib-kept', 'clib-zst']);
 
 /**
  * What a terminal history log's head holds beyond its first prompt (docs/history.md): the last
@@ -24,9 +24,28 @@ export class TerminalHeads {
   async refreshNames(stores: Iterable<StoreName>): Promise<void> {
     for (const store of stores) {
       if (!CODEX_STORES.has(store)) continue;
-      await this.codexNames.refresh(this.codexIndexFile());
+      await this.readNames();
       return;
     }
+  }
+
+  /** Reads session_index.jsonl again, when it changed. */
+  readNames(): Promise<void> {
+    return this.codexNames.refresh(codexNamesFile(this.roots));
+  }
+
+  /**
+   * A Codex log's head takes its thread's name as last read (a name given or cleared since the
+   * head was read); true when its title moved. Codex writes no title into its rollouts, so the
+   * name is the program's only title there.
+   */
+  retitle(store: StoreName, id: string, head: Head): boolean {
+    if (!CODEX_STORES.has(store)) return false;
+    const name = this.codexNames.title(id);
+    if (name?.text === head.title?.text) return false;
+    if (name) head.title = name;
+    else delete head.title;
+    return true;
   }
 
   /**
@@ -54,10 +73,5 @@ export class TerminalHeads {
     if (directory) head.directory = directory;
     const title = this.ownTitle(log.store, log.id) ?? newerTitle(head.title, tail && titleIn(tail, format));
     if (title) head.title = title;
-  }
-
-  /** Codex's index of thread names, beside its `sessions/` folder. */
-  private codexIndexFile(): string | undefined {
-    return this.roots.clibHome === undefined ? undefined : path.join(path.dirname(this.roots.clibHome), 'session_index.jsonl');
   }
 }

@@ -2,7 +2,7 @@ import { readdirSync, statSync, unwatchFile, watch, watchFile, type Dirent, type
 import path from 'node:path';
 import type { Logger } from '../log.js';
 import { roleOf, type SessionRoots } from './layout.js';
-import { rootList } from './history-layout.js';
+import { codexNamesFile, rootList } from './history-layout.js';
 
 export interface SessionWatcher {
   /** Resolves once every root is watched (a root that does not exist yet is watched for). */
@@ -16,6 +16,8 @@ export interface SessionWatcher {
 export const DEBOUNCE_MS = 100;
 /** How often a root that does not exist (yet) is looked for. */
 export const MISSING_ROOT_POLL_MS = 500;
+/** How often Codex's names file is stat'ed (a rename shows within about this and DEBOUNCE_MS). */
+export const NAMES_POLL_MS = 500;
 
 /**
  * Watches the folders of the session layout (and only them: a path outside the layout is
@@ -25,6 +27,9 @@ export const MISSING_ROOT_POLL_MS = 500;
  * that goes away is no longer watched. One watch per folder, not per file: at 10,000
  * sessions a per-file watcher (chokidar) spent over a second of the start-up's CPU on stats
  * and watches, and a watch per file can exhaust the user's inotify watches.
+ *
+ * Codex's names file (`session_index.jsonl`, outside the folders) is stat'ed every
+ * NAMES_POLL_MS and reported when it changed.
  *
  * A root that does not exist is looked for with a stat every MISSING_ROOT_POLL_MS, not by
  * watching its parent: the parent is usually HOME, where any program's busy file (a shell
@@ -138,6 +143,10 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
     if (isFolder(root)) watchTree(root);
     else awaitRoot(root);
   }
+  // Codex's names file, by a stat poll: its folder (CODEX_HOME) holds files Codex writes all
+  // the time (its state database, logs), which a watch of the folder would wake for.
+  const names = codexNamesFile(roots);
+  if (names) watchFile(names, { interval: NAMES_POLL_MS }, () => report(names));
   return {
     ready: Promise.resolve(),
     flush,
@@ -148,6 +157,7 @@ export function watchSessions(roots: SessionRoots, onChanged: (paths: string[]) 
       watchers.clear();
       for (const root of polled) unwatchFile(root);
       polled.clear();
+      if (names) unwatchFile(names);
     },
   };
 }

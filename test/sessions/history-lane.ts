@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { expect } from 'vitest';
 import type { ChatService } from '../helpers/chat.js';
 import { eventually } from '../helpers/eventually.js';
@@ -43,5 +45,34 @@ export async function textsWithHistoryOff(home: string, env: Record<string, stri
     return page.json().messages.map((m: any) => m.text);
   } finally {
     await off.close();
+  }
+}
+
+/**
+ * One request to a fresh `codex app-server` (what the TUI sends, e.g. `thread/name/set` for its
+ * `/rename`), as the user's terminal would run it: initialized first, the answer awaited, then
+ * the server's input closed and the process awaited.
+ */
+export async function codexAppServer(codex: string, env: NodeJS.ProcessEnv, cwd: string, method: string, params: unknown): Promise<unknown> {
+  const proc = spawn(codex, ['app-server'], { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => proc.once('close', () => resolve()));
+  const send = (message: object): boolean => proc.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+  try {
+    const answers = createInterface({ input: proc.stdout });
+    send({ id: 1, method: 'initialize', params: { clientInfo: { name: 'terminal', title: 'Terminal', version: '0' }, capabilities: null } });
+    send({ method: 'initialized' });
+    send({ id: 2, method, params });
+    for await (const line of answers) {
+      const answer = JSON.parse(line) as { id?: number; result?: unknown; error?: { message: string } };
+      if (answer.id !== 2) continue;
+      if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
+      return answer.result;
+    }
+    throw new Error(`codex app-server ended before answering ${method}`);
+  } finally {
+    proc.stdin.end();
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
   }
 }

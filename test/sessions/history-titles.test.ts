@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
+import { openSse } from '../helpers/sse.js';
 import { startService, type TestService } from '../helpers/service.js';
 import { FIXTURES } from './fixtures.js';
 
@@ -28,6 +29,9 @@ const projectDir = (h: string): string => path.join(h, '.claude', 'projects', '-
 const file = (id: string): string => path.join(projectDir(home), `${id}.jsonl`);
 const customTitle = (id: string, name: string): string => `${JSON.stringify({ type: 'custom-title', customTitle: name, sessionId: id })}\n`;
 const recorded = (id: string): string => source.replaceAll(SOURCE_ID, id);
+const namesFile = (): string => path.join(home, '.codex', 'session_index.jsonl');
+/** A naming as Codex appends it (`/rename`, `thread/name/set`); a blank name clears it. */
+const naming = (id: string, name: string): string => `${JSON.stringify({ id, thread_name: name, updated_at: new Date().toISOString() })}\n`;
 
 async function titleOf(id: string): Promise<string | undefined> {
   return (await svc.get('/api/sessions?limit=1000')).json().sessions.find((s: any) => s.session_id === id)?.title;
@@ -84,12 +88,39 @@ describe('terminal session titles', () => {
     await eventually(async () => expect(await titleOf(BIG)).toBe('Renamed big'));
   });
 
+  it('a Codex rename shows live: listed, searched and told as session-updated; a blank name gives back the first prompt', async () => {
+    const sse = await openSse(svc.port, '/api/events');
+    try {
+      await appendFile(namesFile(), naming(CODEX_ID, 'Renamed in Codex'));
+      const updated = await sse.waitFor((e) => e.event === 'session-updated' && e.data.session_id === CODEX_ID && e.data.title === 'Renamed in Codex', 5000);
+      expect(updated.data).toMatchObject({ origin: 'terminal', agent_name: 'clib' });
+    } finally {
+      sse.close();
+    }
+    expect(await titleOf(CODEX_ID)).toBe('Renamed in Codex');
+    expect((await svc.get('/api/sessions/search?q=renamed%20in%20codex')).json().sessions.map((s: any) => s.session_id)).toEqual([CODEX_ID]);
+    await appendFile(namesFile(), naming(CODEX_ID, ''));
+    const firstPrompt = (await svc.get(`/api/messages/${CODEX_ID}`)).json().messages.find((m: any) => m.role === 'user').text;
+    await eventually(async () => expect(await titleOf(CODEX_ID)).toBe(firstPrompt));
+    await appendFile(namesFile(), naming(CODEX_ID, 'Thread name'));
+    await eventually(async () => expect(await titleOf(CODEX_ID)).toBe('Thread name'));
+  });
+
   it('stay the same after a restart (saved with the head in the snapshot)', async () => {
     const before = (await svc.get('/api/sessions?limit=1000')).json().sessions;
     await svc.close();
     svc = await startService({ home, env: { SPACE_CLIA_BIN: path.join(home, 'no-claude') } });
     expect((await svc.get('/api/sessions?limit=1000')).json().sessions).toEqual(before);
     expect(before.find((s: any) => s.session_id === BIG).title).toBe('Renamed big');
+  });
+});
+
+describe('a Codex thread named while the service was down', () => {
+  it('has its new name after the restart (its saved head had the old one)', async () => {
+    await svc.close();
+    await appendFile(namesFile(), naming(CODEX_ID, 'Named while down'));
+    svc = await startService({ home, env: { SPACE_CLIA_BIN: path.join(home, 'no-claude') } });
+    await eventually(async () => expect(await titleOf(CODEX_ID)).toBe('Named while down'));
   });
 });
 

@@ -69,6 +69,11 @@ describe.skipIf(!codex)('Codex history on the real CLI', () => {
     await searchFinds(chat, 'quixotic', id);
   });
 
+  it('a rename in Codex (`thread/name/set`, what the TUI\'s /rename sends) retitles it live', async () => {
+    await lane.codexAppServer(codex!, { PATH: process.env.PATH, HOME: chat.home, CODEX_API_KEY: KEY }, project, 'thread/name/set', { threadId: id, name: 'The lighthouse thread' });
+    await eventually(async () => expect((await terminalSessions()).map((s) => s.title)).toEqual(['The lighthouse thread']), 5000);
+  });
+
   it('a prompt through the app resumes the thread where it ran: the model gets the terminal\'s history, `codex exec resume` the app\'s turn', async () => {
     const before = fake.requests.length;
     await promptFromApp(chat, id, 'Continue from the app please');
