@@ -1,3 +1,6 @@
+/** How many session files the index reads at once (open files stay bounded). */
+export const IO_CONCURRENCY = 32;
+
 /** Runs `task` over `items`, at most `limit` at a time (open files stay bounded). */
 export async function eachLimited<T>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<void>): Promise<void> {
   let next = 0;

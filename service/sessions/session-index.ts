@@ -4,13 +4,13 @@ import type { Logger } from '../log.js';
 import type { FileKey } from './file-key.js';
 import { IndexSnapshot } from './index-store.js';
 import { roleOf, type SessionRoots } from './layout.js';
-import { eachLimited } from './limit.js';
+import { eachLimited, IO_CONCURRENCY } from './limit.js';
 import { LogReader } from './logs.js';
 import { TERMINAL_SOURCES } from './fold.js';
 import { compressedLog, mergeSessions, titledIds, type MergeInputs, type SessionView } from './merge.js';
 import { MessageCounts } from './message-counts.js';
 import { DIR_QUIET_MS } from './dir-key.js';
-import { IO_CONCURRENCY, SourceFiles, type LogChange } from './source-files.js';
+import { SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 import type { IndexState } from './snapshot-format.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
@@ -184,7 +184,7 @@ export class SessionIndex {
     const log = this.headLog(view.records);
     if (view.title || !log) return;
     // The background titles pass may have read the head already, for views made after this one.
-    if (this.files.needsHead(log)) await this.files.readTitles([log], { now: true });
+    if (this.files.heads.needsHead(log)) await this.files.heads.readTitles([log], { now: true });
     const prompt = this.merge(view.records)[0];
     if (prompt?.title) Object.assign(view, { title: prompt.title, titleKey: prompt.titleKey });
     // A terminal session's directory comes from the same first lines.
@@ -364,7 +364,7 @@ export class SessionIndex {
   }
 
   private mergeInputs(): Omit<MergeInputs, 'records'> {
-    return { logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.firstPrompt(ref), logDirectory: (ref) => this.files.logDirectory(ref), logTitle: (ref) => this.files.logTitle(ref) };
+    return { logExists: (ref) => this.files.logExists(ref), firstPrompt: (ref) => this.files.heads.firstPrompt(ref), logDirectory: (ref) => this.files.heads.logDirectory(ref), logTitle: (ref) => this.files.heads.logTitle(ref) };
   }
 
   /**
@@ -375,11 +375,11 @@ export class SessionIndex {
   private async rebuild(options: { deferTitles?: boolean; titlesOnly?: boolean } = {}): Promise<boolean> {
     const records = this.files.records();
     const titled = titledIds(records);
-    const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.headLog([r]) && this.files.needsHead(r.log) ? [r.log] : []));
+    const untitled = records.flatMap((r) => (!titled.has(r.id) && r.log && this.headLog([r]) && this.files.heads.needsHead(r.log) ? [r.log] : []));
     if (options.titlesOnly && untitled.length === 0) return false;
     // Newest first (terminal logs' on a worker thread); a page does not wait for them: it has
     // its own sessions' heads read before the rest (ensureTitle).
-    if (untitled.length > 0 && !options.deferTitles) await this.files.readTitles(this.newestFirst(untitled));
+    if (untitled.length > 0 && !options.deferTitles) await this.files.heads.readTitles(this.newestFirst(untitled));
     const started = Date.now();
     this.setViews(this.merge(records));
     this.log.debug({ sessions: this.views.length, ms: Date.now() - started }, 'session index listed anew');

@@ -5,7 +5,7 @@ import type { Head } from './head.js';
 import type { SessionRoots, StoreName } from './layout.js';
 import { newestFirst, PRECEDENCE, savedView, type SessionView } from './merge.js';
 import { DIR_KEYS, FILE_KEYS, FORMATS, LOG_KEYS, NONE, RECORD_KEYS, ROLES, rootEntries, VERSION, VIEW_KEYS, type DirColumns, type FileColumns, type Header, type ListingDoc, type LogColumns, type PartDoc, type RecordColumns, type SavedState, type ViewColumns } from './snapshot-format.js';
-import type { Known } from './source-files.js';
+import type { Known } from './known.js';
 import type { LogRef, SourceRecord } from './types.js';
 
 /** A snapshot with a value of the wrong shape: discarded whole. */

@@ -5,7 +5,7 @@ import type { FileKey } from './file-key.js';
 import type { Head } from './head.js';
 import type { SessionRoots } from './layout.js';
 import { PRECEDENCE, type SessionView } from './merge.js';
-import type { Known } from './source-files.js';
+import type { Known } from './known.js';
 import type { LogFormat, SourceRecord } from './types.js';
 
 /**

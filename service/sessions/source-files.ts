@@ -3,41 +3,23 @@ import path from 'node:path';
 import type { Logger } from '../log.js';
 import { changedPaths, isUnder, underAny, underRoots, type SavedKey } from './bulk-check.js';
 import { absentDir, proves, type DirKey } from './dir-key.js';
-import { eachStart, readdir, stat, statMany } from './disk.js';
+import { readdir, stat, statMany } from './disk.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
-import { headIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
 import { readJson } from './index-file.js';
-import { KEPT_STORES, TERMINAL_STORES } from './history-layout.js';
-import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
-import { eachLimited } from './limit.js';
+import { codexNamesFile, KEPT_STORES, rootList, TERMINAL_STORES } from './history-layout.js';
+import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots } from './layout.js';
+import { eachLimited, IO_CONCURRENCY } from './limit.js';
 import type { LogReader, LogVersion } from './logs.js';
 import { cliaRecordSource, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
-import { listSqliteSessions, sqliteDriver, sqliteFirstPrompt } from './sqlite-log.js';
-import { TerminalHeads } from './terminal-heads.js';
-import type { HeadJob } from './terminal-head-reader.js';
+import { listSqliteSessions, sqliteDriver } from './sqlite-log.js';
 import { parseIndexForListing } from '../transcripts/runtimea-store.js';
 import { firstUserText, titleSource } from '../transcripts/title.js';
 import type { LogRef, SourceRecord } from './types.js';
-import { codexNamesFile, rootList } from './history-layout.js';
+import type { Known, LogChange } from './known.js';
+import { SourceHeads } from './source-heads.js';
 
-/** A log (or SQLite store) that appeared, grew, was rewritten or went away. */
-export interface LogChange {
-  /** The log file, or the SQLite store file. */
-  path: string;
-  /** The log, for files; undefined for a SQLite store (any of its sessions may have changed). */
-  ref?: LogRef;
-  before?: FileKey;
-  after?: FileKey;
-}
-
-export type Known =
-  | { role: 'index'; key: FileKey; records: SourceRecord[] }
-  | { role: 'log'; key: FileKey; store: StoreName; agentId: string; id: string; head?: Head & { key: FileKey } }
-  | { role: 'legacy'; key: FileKey; record: SourceRecord; prompt?: string }
-  | { role: 'sqlite'; key: string; records: SourceRecord[]; prompts: Map<string, string | undefined> };
-
-export const IO_CONCURRENCY = 32;
+export type { Known, LogChange } from './known.js';
 
 /**
  * What the session files on disk say, file by file: index entries, logs (with their key and
@@ -50,14 +32,15 @@ export class SourceFiles {
   private readonly dirs = new Map<string, DirKey>();
   private referenced = new Set<string>();
   private sqliteWarned = false;
-  private readonly terminal: TerminalHeads;
+  /** What is read from the logs beyond their keys: first prompts, directories, titles. */
+  readonly heads: SourceHeads;
 
   constructor(
     private readonly roots: SessionRoots,
     private readonly reader: LogReader,
     private readonly log: Logger,
   ) {
-    this.terminal = new TerminalHeads(roots);
+    this.heads = new SourceHeads(this.files, roots);
   }
 
   /**
@@ -111,7 +94,7 @@ export class SourceFiles {
 
   /** Applies one path (a file or a folder of the layout); true when the merged view may have changed. */
   async apply(p: string, changes: LogChange[]): Promise<boolean> {
-    if (p === codexNamesFile(this.roots)) return this.applyNames();
+    if (p === codexNamesFile(this.roots)) return this.heads.applyNames();
     const role = roleOf(this.roots, p);
     if (!role) return false;
     if (role.type === 'dir') return this.applyDir(p, changes);
@@ -205,7 +188,7 @@ export class SourceFiles {
         // A compressed rollout is read in place too (compressed-lines.ts) while it has no kept copy.
         changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
         // A terminal session's directory and title are its log's last: looked for again in what was appended.
-        const moved = grown && head !== undefined && TERMINAL_STORES.has(role.store) && (await this.tailChanged(p, head));
+        const moved = grown && head !== undefined && TERMINAL_STORES.has(role.store) && (await this.heads.tailChanged(p, head));
         // A kept copy that grew took what its program's file gained (and its time): no listed field
         // moved while that file is there, and the copy's head is current for when it is gone.
         if (grown && KEPT_STORES.has(role.store)) return false;
@@ -305,116 +288,8 @@ export class SourceFiles {
     return ref.kind === 'sqlite' || this.files.has(ref.path);
   }
 
-  /** Whether a log's first prompt is still to be read (or to be read again: it grew without one). */
-  needsHead(ref: LogRef): boolean {
-    if (ref.kind === 'sqlite') return !(this.files.get(ref.db) as Extract<Known, { role: 'sqlite' }> | undefined)?.prompts.has(ref.sessionId);
-    const known = this.files.get(ref.path);
-    if (known?.role !== 'log') return false;
-    const head = known.head;
-    return !head || (!head.final && head.key.size !== known.key.size);
-  }
-
-  /**
-   * First prompts: of the service's own logs, the first 64 KB of each in one sliced pass,
-   * further only where needed; of terminal history logs (thousands, a cold disk read each),
-   * everything the listing takes, read by a worker thread (terminal-heads.ts) and taken as it
-   * comes. `now`: a page's own logs, read before any read under way.
-   */
-  async readTitles(refs: LogRef[], options: { now?: boolean } = {}): Promise<void> {
-    const files = refs.flatMap((ref) => (ref.kind === 'file' ? [ref.path] : []));
-    const own: string[] = [];
-    const terminal: HeadJob[] = [];
-    for (const file of files) {
-      const known = this.files.get(file);
-      // A compressed rollout's start is decompressed there too (terminal-head-sync.ts).
-      if (known?.role === 'log' && (TERMINAL_STORES.has(known.store) || known.store === 'clib-zst')) terminal.push([file, STORE_FORMAT[known.store]]);
-      else own.push(file);
-    }
-    const further: string[] = [];
-    await this.terminal.refreshNames(terminal.map(([file]) => (this.files.get(file) as Extract<Known, { role: 'log' }>).store));
-    const heads = this.terminal.readHeads(terminal, (file, head) => this.takeHead(file, head), options.now);
-    await eachStart(own, QUICK_HEAD_BYTES, (file, head, st) => {
-      const known = this.files.get(file);
-      if (known?.role !== 'log') return;
-      const found: Omit<Head, 'final'> = headIn(head, STORE_FORMAT[known.store]);
-      if (found.prompt !== undefined) known.head = { ...found, final: true, key: known.key };
-      else if (st.size <= QUICK_HEAD_BYTES) known.head = { ...found, final: false, key: known.key };
-      else further.push(file);
-    });
-    await eachLimited(further, IO_CONCURRENCY, async (file) => {
-      const known = this.files.get(file);
-      if (known?.role !== 'log') return;
-      known.head = { ...(await readHead(file, STORE_FORMAT[known.store]).catch(() => ({ final: false }))), key: known.key };
-    });
-    for (const ref of refs) if (ref.kind === 'sqlite') this.readSqliteTitle(ref.db, ref.sessionId);
-    await heads;
-  }
-
-  /** Codex's thread names read again: each Codex log read so far is titled by its name now; true when a title moved. */
-  private async applyNames(): Promise<boolean> {
-    await this.terminal.readNames();
-    let moved = false;
-    for (const known of this.files.values()) if (known.role === 'log' && known.head && this.terminal.retitle(known.store, known.id, known.head)) moved = true;
-    return moved;
-  }
-
-  /** A terminal log's head as the worker read it; Codex's thread name beats its titles. */
-  private takeHead(file: string, head: Head | undefined): void {
-    const known = this.files.get(file);
-    if (known?.role !== 'log' || !head) return;
-    const title = this.terminal.ownTitle(known.store, known.id) ?? head.title;
-    known.head = { ...head, ...(title ? { title } : {}), key: known.key };
-  }
-
-  /** Whether a grown terminal log now states another last directory or title (its head is updated). */
-  private async tailChanged(file: string, head: Head): Promise<boolean> {
-    const before = [head.directory, head.title?.text];
-    const known = this.files.get(file);
-    if (known?.role === 'log') await this.terminal.refreshNames([known.store]);
-    await this.readLastDirectory(file);
-    return head.directory !== before[0] || head.title?.text !== before[1];
-  }
-
-  /** A terminal log's last stated directory and newest title, into its head (terminal-heads.ts). */
-  private async readLastDirectory(file: string): Promise<void> {
-    const known = this.files.get(file);
-    if (known?.role === 'log' && known.head) await this.terminal.readTail(file, known, known.head);
-  }
-
-  private readSqliteTitle(db: string, sessionId: string): void {
-    const known = this.files.get(db);
-    if (known?.role !== 'sqlite') return;
-    let prompt: string | undefined;
-    try {
-      prompt = titleSource(sqliteFirstPrompt(db, sessionId));
-    } catch {
-      prompt = undefined;
-    }
-    known.prompts.set(sessionId, prompt);
-  }
-
   versionOf(ref: LogRef): LogVersion | undefined {
     const known = this.files.get(ref.kind === 'sqlite' ? ref.db : ref.path);
     return known?.key;
-  }
-
-  /** The last working directory a terminal history log states, once its head was read. */
-  logDirectory(ref: LogRef): string | undefined {
-    const known = ref.kind === 'file' ? this.files.get(ref.path) : undefined;
-    return known?.role === 'log' ? known.head?.directory : undefined;
-  }
-
-  /** The program's own title of a terminal log, once its head was read. */
-  logTitle(ref: LogRef): string | undefined {
-    const known = ref.kind === 'file' ? this.files.get(ref.path) : undefined;
-    return known?.role === 'log' ? known.head?.title?.text : undefined;
-  }
-
-  /** The first prompt read from a log, if any. */
-  firstPrompt(ref: LogRef): string | undefined {
-    if (ref.kind === 'sqlite') return (this.files.get(ref.db) as Extract<Known, { role: 'sqlite' }> | undefined)?.prompts.get(ref.sessionId);
-    const known = this.files.get(ref.path);
-    if (known?.role === 'log') return known.head?.prompt;
-    return known?.role === 'legacy' ? known.prompt : undefined;
   }
 }
