@@ -5,27 +5,14 @@ import type { Foreground } from '../process/foreground.js';
 import { KeyedLock } from '../stores/lock.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { FORMATS, type LineContext, type LineRead } from '../transcripts/formats.js';
-import { currentBranch, extend, isOff, type Branch } from './branch.js';
-import { countInto, type Checkpoint, type RangeCount } from './count-range.js';
-import { splitCount, SPLIT_MIN_BYTES, type Split } from './parallel-count.js';
+import { currentBranch } from './branch.js';
+import type { Checkpoint } from './count-range.js';
+import { SPLIT_MIN_BYTES, type Split } from './parallel-count.js';
 import { compressedLines, compressedLinesSync, isCompressed, type CompressedEnd } from './compressed-lines.js';
 import { countLine, lineEntries } from './line-entries.js';
 import { backwardLines, forwardLines, forwardLinesSync, readRange, readRangeSync, type Line } from './lines.js';
 import type { LogEntry, LogFormat, Message } from './types.js';
-
-
-interface CountState {
-  key: FileKey;
-  /** End of the last newline-terminated line counted. */
-  scanned: number;
-  /** Messages in the lines before `scanned`. */
-  complete: number;
-  /** Messages in the unterminated bytes after `scanned` (0 unless they parse). */
-  tail: number;
-  checkpoints: Checkpoint[];
-  /** For formats whose records form a tree (Claude Code's): the current branch; counts and checkpoints are of its messages only. */
-  branch?: Branch;
-}
+import { appendedOnly, countCompressed, fresh, grown, nearestCheckpoint, offBranch, scan, type CountState } from './log-count.js';
 
 export interface Page {
   total: number;
@@ -248,86 +235,6 @@ export class FileLogs {
   }
 }
 
-function fresh(key: FileKey, branch: Branch | undefined): CountState {
-  return { key, scanned: 0, complete: 0, tail: 0, checkpoints: [{ position: 0, index: 0 }], ...(branch ? { branch } : {}) };
-}
-
-/** A copy of a count to extend with appended lines (the count in use stays as it is until done). */
-function grown(cached: CountState): CountState {
-  return { ...cached, checkpoints: [...cached.checkpoints], ...(cached.branch ? { branch: { ...cached.branch } } : {}) };
-}
-
-/** The same file, grown, and still ending a line where the last count stopped (with its branch known, for a tree). */
-async function appendedOnly(fh: FileHandle, cached: CountState | undefined, key: FileKey, tree: boolean): Promise<boolean> {
-  if (!cached || cached.key.ino !== key.ino || key.size < cached.key.size) return false;
-  if (tree && !cached.branch) return false;
-  if (cached.scanned === 0) return true;
-  const probe = Buffer.alloc(1);
-  const { bytesRead } = await fh.read(probe, 0, 1, cached.scanned - 1);
-  return bytesRead === 1 && probe[0] === 0x0a;
-}
-
-/**
- * Counts the lines after `scanned`. With `follow`, a tree's branch is extended record by
- * record, and false is answered at the first record that starts a new one (the count is then
- * void); without, the branch is the whole file's, known, and its `off` lines are skipped.
- */
-async function scan(split: Split, fh: FileHandle, format: LogFormat, state: CountState, key: FileKey, follow: boolean): Promise<boolean> {
-  const other = state.branch ? undefined : await splitCount(split, fh, format, state.scanned, key);
-  if (!other) return (await scanLines(fh, format, state, key.size, follow)) && countTail(fh, format, state, key);
-  const both = async (): Promise<boolean> => {
-    await scanLines(fh, format, state, other.from, follow);
-    const counted = await other.count;
-    if (counted) {
-      append(state, counted);
-      split.tally();
-    } else await scanLines(fh, format, state, key.size, follow);
-    return countTail(fh, format, state, key);
-  };
-  // A page may wait for this count: background threads (the full-text build) pause meanwhile.
-  return split.foreground ? split.foreground.run(both) : both();
-}
-
-/** Counts the lines that end before `to` (see scan). */
-async function scanLines(fh: FileHandle, format: LogFormat, state: CountState, to: number, follow: boolean): Promise<boolean> {
-  const link = FORMATS[format].link;
-  const branch = state.branch;
-  for await (const batch of forwardLines(fh, state.scanned, to)) {
-    for (const line of batch) {
-      if (branch && link) {
-        if (follow && !extend(branch, link(line.bytes))) return false;
-        if (offBranch(state, line.start)) {
-          state.scanned = line.end;
-          continue;
-        }
-      }
-      countInto(state, format, line);
-    }
-  }
-  return true;
-}
-
-/** The unterminated bytes after the last line, counted when they parse; the count is then of `key`. */
-async function countTail(fh: FileHandle, format: LogFormat, state: CountState, key: FileKey): Promise<boolean> {
-  const tail = await readRange(fh, state.scanned, key.size);
-  state.tail = tail ? countLine(format, tail, false) : 0;
-  state.key = key;
-  return true;
-}
-
-/**
- * A compressed log counted whole, from its start (compressed-lines.ts): Codex compresses a
- * rollout it has finished with, so it is never appended to. No position in it is kept: every
- * read of it starts at the beginning (`scanned` 0, one checkpoint there).
- */
-async function countCompressed(fh: FileHandle, format: LogFormat, key: FileKey): Promise<CountState> {
-  const state = fresh(key, undefined);
-  const content: CompressedEnd = { size: 0 };
-  for await (const batch of compressedLines(fh, content)) for (const line of batch) state.complete += countLine(format, line.bytes, true);
-  state.tail = content.rest ? countLine(format, content.rest.bytes, false) : 0;
-  return state;
-}
-
 /** Messages [start, end) of a compressed log, read from its start (see countCompressed). */
 async function readCompressed(fh: FileHandle, format: LogFormat, start: number, end: number, fallbackTime: string): Promise<Message[]> {
   const out: Message[] = [];
@@ -355,31 +262,6 @@ function* compressedEntries(batch: Line[], format: LogFormat, from: number, fall
 function* compressedRest(content: CompressedEnd, format: LogFormat, from: number, fallbackTime: string, memo: Record<string, unknown>): Generator<LogEntry & { end: number }> {
   const rest = content.rest;
   if (rest && rest.start >= from) for (const entry of lineEntries(format, rest.bytes, false, ctxAt(rest.start, fallbackTime, memo))) yield ended(entry, content.size);
-}
-
-/** A count of the lines right after `state`'s, added to it. */
-function append(state: CountState, next: RangeCount): void {
-  for (const c of next.checkpoints) state.checkpoints.push({ position: c.position, index: c.index + state.complete });
-  state.complete += next.complete;
-  state.scanned = next.scanned;
-}
-
-/** Whether the line starting here is a record off the current branch (never shown). */
-function offBranch(state: CountState, start: number): boolean {
-  const off = state.branch?.off;
-  return off !== undefined && off.length > 0 && isOff(off, start);
-}
-
-function nearestCheckpoint(state: CountState, index: number): Checkpoint {
-  const cps = state.checkpoints;
-  let lo = 0;
-  let hi = cps.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (cps[mid]!.index <= index) lo = mid;
-    else hi = mid - 1;
-  }
-  return cps[lo]!;
 }
 
 /** The entry, marked with where to resume after it (entries are made fresh per read: no copy needed). */
