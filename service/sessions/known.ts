@@ -11,6 +11,8 @@ export interface LogChange {
   ref?: LogRef;
   before?: FileKey;
   after?: FileKey;
+  /** A log no index lists (a terminal session's) that only grew: its session's time is its new mtime. */
+  retimed?: true;
 }
 
 /** What the index knows of one file of the layout (source-files.ts), as a snapshot saves it. */

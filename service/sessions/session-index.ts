@@ -14,6 +14,7 @@ import { SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 import type { IndexState } from './snapshot-format.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
+import { retimed } from './retime.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
 import { codexNamesFile, HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout.js';
 
@@ -330,6 +331,7 @@ export class SessionIndex {
       if (await this.files.apply(p, changes)) structural = true;
     });
     if (structural) await this.rebuild(options);
+    else if (changes.some((c) => c.retimed)) this.setViews(retimed(this.views, changes, this.mergeInputs()));
     if (structural || changes.length > 0) this.snapshot?.schedule();
     if (changes.length > 0) {
       for (const listener of this.listeners) {

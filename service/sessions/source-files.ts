@@ -186,15 +186,22 @@ export class SourceFiles {
         const head = grown ? previous.head : undefined;
         this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(head ? { head } : {}) });
         // A compressed rollout is read in place too (compressed-lines.ts) while it has no kept copy.
-        changes.push({ path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key });
+        const change: LogChange = { path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key };
+        changes.push(change);
         // A terminal session's directory and title are its log's last: looked for again in what was appended.
         const moved = grown && head !== undefined && TERMINAL_STORES.has(role.store) && (await this.heads.tailChanged(p, head));
         // A kept copy that grew took what its program's file gained (and its time): no listed field
         // moved while that file is there, and the copy's head is current for when it is gone.
         if (grown && KEPT_STORES.has(role.store)) return false;
         // A listed log that grew changes no listed field, unless its first prompt may just have
-        // arrived (or its directory moved); an orphan's mtime is its updated_at.
-        return !grown || !this.referenced.has(p) || head?.final === false || moved;
+        // arrived (or its directory or title moved).
+        if (!grown || head?.final === false || moved) return true;
+        if (this.referenced.has(p)) return false;
+        // An orphan's mtime is its session's updated_at: once its head is read, its session
+        // alone is moved in the listing (retime.ts).
+        if (head === undefined) return true;
+        change.retimed = true;
+        return false;
       }
       case 'clia-record': {
         const doc = await readJson(p, key);

@@ -1,0 +1,98 @@
+import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, stat, utimes } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
+import { openSse } from '../helpers/sse.js';
+import { startService, type TestService } from '../helpers/service.js';
+import { FIXTURES } from './fixtures.js';
+
+/**
+ * A terminal session's time is its log's mtime (docs/history.md). When its program appends to
+ * it (a turn in the terminal), that session alone is moved to its place in the listing
+ * (sessions/retime.ts), not every session merged anew; the listing is the one a first start
+ * on the same files makes. Recorded files of Claude Code 2.1.330 and Codex 0.169.0.
+ */
+const CLAUDE_SOURCE = 'b3ae9e06-f283-4f86-b666-4daa715badec';
+const CLAUDE_IDS = ['11111111-1111-4111-8111-111111111111', '22222222-2222-4222-8222-222222222222', '33333333-3333-4333-8333-333333333333'];
+const CODEX_ID = '01a1fea8-3aa0-7090-8b45-f828b20a9d33';
+const CODEX_FILE = `rollout-2026-11-21T15-10-00-${CODEX_ID}.jsonl`;
+
+let svc: TestService;
+let home: string;
+const projectDir = (): string => path.join(home, '.claude', 'projects', '-home-user-rt-claude-fx-proj');
+const claudeFile = (id: string): string => path.join(projectDir(), `${id}.jsonl`);
+const codexFile = (): string => path.join(home, '.codex', 'sessions', '2026', '11', '21', CODEX_FILE);
+// Nothing kept: each copy the keeper puts in place is a new source, which the index merges anew for.
+const start = (): Promise<TestService> => startService({ home, env: { SPACE_CLIA_BIN: path.join(home, 'no-claude'), SPACE_HISTORY_KEEP_MB: '0' } });
+
+async function listed(s: TestService = svc): Promise<any[]> {
+  return (await s.get('/api/sessions?limit=1000')).json().sessions;
+}
+
+/** How often the index merged every session anew so far (its debug line). */
+const relistings = (): number => svc.logs.filter((l) => l.includes('session index listed anew')).length;
+
+beforeAll(async () => {
+  home = await mkdtemp(path.join(os.tmpdir(), 'sessions-append-'));
+  await mkdir(projectDir(), { recursive: true });
+  await mkdir(path.dirname(codexFile()), { recursive: true });
+  const source = await readFile(path.join(FIXTURES, 'clia-native', `${CLAUDE_SOURCE}.jsonl`), 'utf8');
+  // Oldest last: the first an hour ago, each next a day older.
+  for (const [i, id] of CLAUDE_IDS.entries()) {
+    await appendFile(claudeFile(id), source.replaceAll(CLAUDE_SOURCE, id));
+    const t = new Date(Date.now() - 3_600_000 - i * 86_400_000);
+    await utimes(claudeFile(id), t, t);
+  }
+  await copyFile(path.join(FIXTURES, 'clib-rollout', CODEX_FILE), codexFile());
+  const old = new Date(Date.now() - 10 * 86_400_000);
+  await utimes(codexFile(), old, old);
+  svc = await start();
+  // Every head read (titles): from here on an append changes only its session's time.
+  await svc.get('/api/sessions/search?q=');
+});
+
+afterAll(async () => {
+  await svc?.close();
+  await rm(home, { recursive: true, force: true });
+});
+
+describe('a terminal append', () => {
+  it('moves its session alone to the top, at its log\'s mtime, and tells it as session-updated', async () => {
+    const oldest = CLAUDE_IDS.at(-1)!;
+    expect((await listed()).map((s) => s.session_id)).toEqual([...CLAUDE_IDS, CODEX_ID]);
+    const before = (await listed()).find((s) => s.session_id === oldest);
+    const merges = relistings();
+    const sse = await openSse(svc.port, '/api/events');
+    try {
+      // Claude Code's bookkeeping line, as it writes one at each prompt: no message, a new mtime.
+      await appendFile(claudeFile(oldest), `${JSON.stringify({ type: 'queue-operation', operation: 'enqueue', timestamp: new Date().toISOString(), sessionId: oldest, content: 'Next' })}\n`);
+      const updated = await sse.waitFor((e) => e.event === 'session-updated' && e.data.session_id === oldest, 5000);
+      expect(updated.data).toMatchObject({ origin: 'terminal', title: before.title, message_count: before.message_count });
+    } finally {
+      sse.close();
+    }
+    const now = await listed();
+    expect(now.map((s) => s.session_id)).toEqual([oldest, ...CLAUDE_IDS.slice(0, -1), CODEX_ID]);
+    expect(Date.parse(now[0].updated_at)).toBe(Math.floor((await stat(claudeFile(oldest))).mtimeMs));
+    expect({ ...now[0], updated_at: undefined }).toEqual({ ...before, updated_at: undefined });
+    expect(relistings()).toBe(merges);
+  });
+
+  it('of a Codex rollout: moved with its new message counted', async () => {
+    const before = (await listed()).find((s) => s.session_id === CODEX_ID);
+    const merges = relistings();
+    const line = (await readFile(codexFile(), 'utf8')).split('\n').find((l) => l.includes('"role":"user"') && l.includes('Again via app-server'))!;
+    await appendFile(codexFile(), `${line.replace('Again via app-server', 'One more from the terminal')}\n`);
+    await eventually(async () => expect((await listed())[0]).toMatchObject({ session_id: CODEX_ID, message_count: before.message_count + 1, title: before.title }), 5000);
+    expect(relistings()).toBe(merges);
+  });
+
+  it('leaves the listing a first start on the same files makes', async () => {
+    const live = await listed();
+    await svc.close();
+    await rm(path.join(home, '.space-state'), { recursive: true, force: true });
+    svc = await start();
+    await eventually(async () => expect(await listed()).toEqual(live), 10_000);
+  });
+});
