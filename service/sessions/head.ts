@@ -8,7 +8,7 @@ import type { LogFormat } from './types.js';
 
 /** How far into a log the first prompt is looked for. */
 export const HEAD_BYTES = 1024 * 1024;
-/** What the start-up build reads of each log at first (Claude Code's first prompt is within it). */
+/** What is read first of each terminal log (terminal-head-sync.ts): Claude Code's first prompt is within it. */
 export const QUICK_HEAD_BYTES = 64 * 1024;
 /**
  * How far a log is read for its first prompt before reading up to HEAD_BYTES: a Codex 0.169

@@ -6,7 +6,7 @@ import { absentDir, proves, type DirKey } from './dir-key.js';
 import { readdir, stat, statMany } from './disk.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
-import { readJson } from './index-file.js';
+import { parseJson, readJson } from './index-file.js';
 import { codexNamesFile, KEPT_STORES, rootList, TERMINAL_STORES } from './history-layout.js';
 import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots } from './layout.js';
 import { eachLimited, IO_CONCURRENCY } from './limit.js';
@@ -172,7 +172,7 @@ export class SourceFiles {
       case 'index':
       case 'project': {
         // OpenClaw's index holds about 15 KB per entry: only what the listing needs is taken.
-        const doc = await readJson(p, key, role.type === 'index' && role.store === 'runtimea' ? parseIndexForListing : JSON.parse);
+        const doc = await readJson(p, key, role.type === 'index' && role.store === 'runtimea' ? parseIndexForListing : parseJson);
         const previous = known?.role === 'index' ? known.records : [];
         const records = doc === undefined ? previous : role.type === 'index' ? storeIndexRecords(role.store, role.agentId, p, doc) : projectRecords(role.pid, p, doc);
         this.files.set(p, { role: 'index', key, records });

@@ -1,6 +1,6 @@
 import type { Known } from './known.js';
 import { eachStart } from './disk.js';
-import { headIn, QUICK_HEAD_BYTES, readHead, type Head } from './head.js';
+import { headIn, readHead, type Head } from './head.js';
 import { TERMINAL_STORES } from './history-layout.js';
 import { STORE_FORMAT, type SessionRoots } from './layout.js';
 import { eachLimited, IO_CONCURRENCY } from './limit.js';
@@ -9,6 +9,14 @@ import { TerminalHeads } from './terminal-heads.js';
 import type { HeadJob } from './terminal-head-reader.js';
 import { titleSource } from '../transcripts/title.js';
 import type { LogRef } from './types.js';
+
+/**
+ * What is read first of each of the service's own logs and OpenClaw's for its first prompt:
+ * they hold it in their first line or so (OpenClaw's fifth line, about 0.8 KB in); a longer
+ * prompt is read on (readHead). 64 KB each was 0.7 s of a first start's main thread on a home
+ * of 10,000 such sessions (docs/startup.md).
+ */
+const OWN_HEAD_BYTES = 8 * 1024;
 
 /**
  * What the listing reads from the known logs beyond their keys (SourceFiles' map): each log's
@@ -35,7 +43,7 @@ export class SourceHeads {
   }
 
   /**
-   * First prompts: of the service's own logs, the first 64 KB of each in one sliced pass,
+   * First prompts: of the service's own logs, the first 8 KB of each in one sliced pass,
    * further only where needed; of terminal history logs (thousands, a cold disk read each),
    * everything the listing takes, read by a worker thread (terminal-heads.ts) and taken as it
    * comes. `now`: a page's own logs, read before any read under way.
@@ -53,12 +61,12 @@ export class SourceHeads {
     const further: string[] = [];
     await this.terminal.refreshNames(terminal.map(([file]) => (this.files.get(file) as Extract<Known, { role: 'log' }>).store));
     const heads = this.terminal.readHeads(terminal, (file, head) => this.takeHead(file, head), options.now);
-    await eachStart(own, QUICK_HEAD_BYTES, (file, head, st) => {
+    await eachStart(own, OWN_HEAD_BYTES, (file, head, st) => {
       const known = this.files.get(file);
       if (known?.role !== 'log') return;
       const found: Omit<Head, 'final'> = headIn(head, STORE_FORMAT[known.store]);
       if (found.prompt !== undefined) known.head = { ...found, final: true, key: known.key };
-      else if (st.size <= QUICK_HEAD_BYTES) known.head = { ...found, final: false, key: known.key };
+      else if (st.size <= OWN_HEAD_BYTES) known.head = { ...found, final: false, key: known.key };
       else further.push(file);
     });
     await eachLimited(further, IO_CONCURRENCY, async (file) => {

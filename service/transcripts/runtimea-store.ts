@@ -148,7 +148,7 @@ export const INDEX_FIELDS = ['sessionId', 'updatedAt', 'sessionFile', 'title', '
  * INDEX_FIELDS of each entry are taken (pretty-index.ts); any other text is parsed whole.
  * Throws when it is not JSON.
  */
-export function parseIndexForListing(text: string): unknown {
-  const members = prettyIndex(text, INDEX_FIELDS);
-  return members ? Object.fromEntries(members) : JSON.parse(text);
+export function parseIndexForListing(bytes: Buffer): unknown {
+  const members = prettyIndex(bytes, INDEX_FIELDS);
+  return members ? Object.fromEntries(members) : JSON.parse(bytes.toString('utf8'));
 }

@@ -46,7 +46,7 @@ const tricky = {
 describe('the pretty-printed sessions.json, field by field', () => {
   it('gives what JSON.parse gives for the fields asked, on the recorded file and on tricky keys and values', () => {
     for (const text of [recorded, `${JSON.stringify(JSON.parse(JSON.stringify(tricky)), null, 2)}\n`, JSON.stringify(JSON.parse(`{"__proto__": {"sessionId": "p"}}`), null, 2), '{}', '{}\n']) {
-      const got = prettyIndex(text, INDEX_FIELDS);
+      const got = prettyIndex(Buffer.from(text), INDEX_FIELDS);
       expect(got).toBeDefined();
       expect(got).toEqual(expected(text, INDEX_FIELDS));
     }
@@ -54,14 +54,14 @@ describe('the pretty-printed sessions.json, field by field', () => {
 
   it('a field given twice in an entry: the last one, as JSON.parse takes it; names that only start like a field are other fields', () => {
     const text = ['{', '  "k": {', '    "sessionId": "first",', '    "sessionIdX": "x",', '    "titles": "not the title",', '    "updatedAt": 1,', '    "sessionId": "last",', '    "title": "t"', '  }', '}'].join('\n');
-    expect(prettyIndex(text, INDEX_FIELDS)).toEqual(expected(text, INDEX_FIELDS));
-    expect(prettyIndex(text, INDEX_FIELDS)).toEqual([['k', { sessionId: 'last', updatedAt: 1, title: 't' }]]);
+    expect(prettyIndex(Buffer.from(text), INDEX_FIELDS)).toEqual(expected(text, INDEX_FIELDS));
+    expect(prettyIndex(Buffer.from(text), INDEX_FIELDS)).toEqual([['k', { sessionId: 'last', updatedAt: 1, title: 't' }]]);
   });
 
   it('the listing reads the same records from it as from the whole document', () => {
     for (const text of [recorded, JSON.stringify(JSON.parse(JSON.stringify(tricky)), null, 2)]) {
       const file = '/home/u/.runtimea/agents/main/sessions/sessions.json';
-      expect(storeIndexRecords('runtimea', 'main', file, parseIndexForListing(text))).toEqual(storeIndexRecords('runtimea', 'main', file, JSON.parse(text)));
+      expect(storeIndexRecords('runtimea', 'main', file, parseIndexForListing(Buffer.from(text)))).toEqual(storeIndexRecords('runtimea', 'main', file, JSON.parse(text)));
     }
   });
 
@@ -82,9 +82,9 @@ describe('the pretty-printed sessions.json, field by field', () => {
       '[]',
       '',
     ];
-    for (const text of others) expect(prettyIndex(text, INDEX_FIELDS), text.slice(0, 40)).toBeUndefined();
+    for (const text of others) expect(prettyIndex(Buffer.from(text), INDEX_FIELDS), text.slice(0, 40)).toBeUndefined();
     // Declined text is parsed whole (and what is not JSON still throws, as before).
-    expect(parseIndexForListing(JSON.stringify(doc))).toEqual(doc);
-    expect(() => parseIndexForListing(pretty.slice(0, 100))).toThrow();
+    expect(parseIndexForListing(Buffer.from(JSON.stringify(doc)))).toEqual(doc);
+    expect(() => parseIndexForListing(Buffer.from(pretty.slice(0, 100)))).toThrow();
   });
 });
