@@ -15,6 +15,7 @@ import type { LogRef, SourceRecord } from './types.js';
 import type { IndexState } from './snapshot-format.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { retimed } from './retime.js';
+import { Listeners } from './listeners.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
 import { codexNamesFile, HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout.js';
 
@@ -50,8 +51,8 @@ export class SessionIndex {
   private closed = false;
   /** Changes are told once the first build is done (its sessions are not news). */
   private live = false;
-  private readonly listeners = new Set<(changes: LogChange[]) => void>();
-  private readonly sessionListeners = new Set<(views: SessionView[]) => void>();
+  private readonly logListeners: Listeners<LogChange[]>;
+  private readonly sessionListeners: Listeners<SessionView[]>;
 
   private readonly counts: MessageCounts;
   private readonly snapshot: IndexSnapshot | undefined;
@@ -62,6 +63,8 @@ export class SessionIndex {
     private readonly options: { watch?: boolean; countsFile?: string; indexFile?: string; foreground?: Foreground } = {},
   ) {
     this.logs.files.foreground = options.foreground;
+    this.logListeners = new Listeners(log);
+    this.sessionListeners = new Listeners(log);
     this.files = new SourceFiles(roots, this.logs, log);
     this.counts = new MessageCounts(this.logs, (ref) => this.files.versionOf(ref), () => this.views, log, options.countsFile);
     this.snapshot = options.indexFile ? new IndexSnapshot(options.indexFile, roots, () => this.state(), log) : undefined;
@@ -204,8 +207,7 @@ export class SessionIndex {
 
   /** Tells `listener` about logs that changed, after each refresh. Returns the unsubscribe. */
   onLogChange(listener: (changes: LogChange[]) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.logListeners.add(listener);
   }
 
   /**
@@ -213,8 +215,7 @@ export class SessionIndex {
    * written), once the new view is in place: a listing asked for after the call sees it.
    */
   onSessionsChange(listener: (views: SessionView[]) => void): () => void {
-    this.sessionListeners.add(listener);
-    return () => this.sessionListeners.delete(listener);
+    return this.sessionListeners.add(listener);
   }
 
   /**
@@ -334,31 +335,17 @@ export class SessionIndex {
     else if (changes.some((c) => c.retimed)) this.setViews(retimed(this.views, changes, this.mergeInputs()));
     if (structural || changes.length > 0) this.snapshot?.schedule();
     if (changes.length > 0) {
-      for (const listener of this.listeners) {
-        try {
-          listener(changes);
-        } catch (err) {
-          this.log.warn({ err: String(err) }, 'session change listener failed');
-        }
-      }
+      this.logListeners.tell(changes);
       // A changed log is counted again; the walk over every session starts over only when
       // the list was made anew (sessions came, went or moved). A log no session is listed
       // from (a kept copy of a terminal session whose program file is there) is not counted.
       this.counts.changed(changes.filter((c) => !c.ref || this.byLog.has(c.path)), structural);
     }
-    if (this.live && (structural || changes.length > 0) && this.sessionListeners.size > 0) this.tellSessions(changedSessions(before, this.views, structural, changes, this.byLog));
-    return structural;
-  }
-
-  private tellSessions(views: SessionView[]): void {
-    if (views.length === 0) return;
-    for (const listener of this.sessionListeners) {
-      try {
-        listener(views);
-      } catch (err) {
-        this.log.warn({ err: String(err) }, 'session change listener failed');
-      }
+    if (this.live && (structural || changes.length > 0) && this.sessionListeners.size > 0) {
+      const views = changedSessions(before, this.views, structural, changes, this.byLog);
+      if (views.length > 0) this.sessionListeners.tell(views);
     }
+    return structural;
   }
 
   private merge(records: SourceRecord[]): SessionView[] {
