@@ -44,6 +44,18 @@ export interface SavedCounts {
   forget(path: string): void;
 }
 
+/** How many of a compressed log's last messages a read to its end keeps (FileLogs.compressedPage). */
+const END_MESSAGES = 500;
+/** Of how many compressed logs (the ones paged last). */
+const KEPT_ENDS = 2;
+
+/** A compressed log's messages from `first` to its end, as read at `key`. */
+interface KeptEnd {
+  key: FileKey;
+  first: number;
+  messages: Message[];
+}
+
 /** Says whether a raw log line is worth parsing (a reader that needs only some records). */
 export type LineSelect = (line: Buffer) => boolean;
 
@@ -56,6 +68,8 @@ export type LineSelect = (line: Buffer) => boolean;
  */
 export class FileLogs {
   private readonly states = new Map<string, CountState>();
+  /** The last messages of the compressed logs paged last (compressedPage), the most recent last. */
+  private readonly ends = new Map<string, KeptEnd>();
   private readonly lock = new KeyedLock();
   private savedCounts: SavedCounts | undefined;
   /** Called after a count changed (the count store saves big ones). */
@@ -108,7 +122,7 @@ export class FileLogs {
       const end = Math.min(total, start + limit);
       if (start >= end) return { total, offset: start, messages: [] };
       const fallbackTime = new Date(key.mtimeMs).toISOString();
-      if (isCompressed(path)) return { total, offset: start, messages: await readCompressed(fh, format, start, end, fallbackTime) };
+      if (isCompressed(path)) return { total, offset: start, messages: await this.compressedPage(path, fh, key, format, { total, start, end }, fallbackTime) };
       const from = nearestCheckpoint(state, start);
       const messages =
         total - start <= end - from.index
@@ -178,6 +192,7 @@ export class FileLogs {
 
   forget(path: string): void {
     this.states.delete(path);
+    this.ends.delete(path);
     this.savedCounts?.forget(path);
   }
 
@@ -191,6 +206,30 @@ export class FileLogs {
     const state = { key: s.key, scanned: s.scanned, complete: s.complete, tail: s.tail, checkpoints: s.checkpoints.map(([position, index]) => ({ position, index })), ...(branch ? { branch } : {}) };
     this.states.set(path, state);
     return state;
+  }
+
+  /**
+   * Messages [start, end) of a compressed log of `total`. zstd has no index of offsets: a read
+   * starts at the content's beginning, so a page near the end costs the whole content (about
+   * 20 s for 2 GB here). The read of a page that reaches the end keeps the log's last
+   * END_MESSAGES messages, and the pages among them are answered from there while the file is
+   * the same (by its key): scrolling back through a big compressed session costs one read.
+   */
+  private async compressedPage(path: string, fh: FileHandle, key: FileKey, format: LogFormat, range: { total: number; start: number; end: number }, fallbackTime: string): Promise<Message[]> {
+    const { total, start, end } = range;
+    const kept = this.ends.get(path);
+    if (kept && sameKey(kept.key, key) && start >= kept.first) {
+      this.ends.delete(path);
+      this.ends.set(path, kept);
+      return kept.messages.slice(start - kept.first, end - kept.first);
+    }
+    if (end < total) return readCompressed(fh, format, start, end, fallbackTime);
+    const first = Math.min(start, Math.max(0, total - END_MESSAGES));
+    const messages = await readCompressed(fh, format, first, total, fallbackTime);
+    this.ends.delete(path);
+    this.ends.set(path, { key, first, messages });
+    for (const old of this.ends.keys()) if (this.ends.size > KEPT_ENDS) this.ends.delete(old);
+    return messages.slice(start - first, end - first);
   }
 
   private split(path: string): Split {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { copyFile, mkdtemp, open, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, open, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,5 +151,29 @@ describe('a compressed log', () => {
       const middle = (all[Math.floor(all.length / 2)] as { position: number }).position;
       expect(await entries(packed, middle)).toEqual(await entries(plain, middle));
     }
+  });
+
+  it('keeps its last messages with the newest page: the pages among them need no read while the file is the same', async () => {
+    const name = 'rollout-2026-11-21T15-10-00-01a1fea8-3aa0-7090-8b45-f828b20a9d33.jsonl';
+    const plain = path.join(dir, `end-${name}`);
+    await copyFile(path.join(FIXTURES, 'clib-rollout', name), plain);
+    const packed = await compressed(`end-packed-${name}`, await readFile(plain));
+    const at = new Date(1_796_000_000_000);
+    await utimes(packed, at, at);
+    const logs = new FileLogs();
+    const total = await logs.count(plain, 'clib-rollout');
+    expect(total).toBeGreaterThan(3);
+    expect(await logs.page(packed, 'clib-rollout', -1, 2)).toEqual(await logs.page(plain, 'clib-rollout', -1, 2));
+    // The same inode, size and mtime, but no zstd left in it: only what was kept can answer.
+    const { size, ino } = await stat(packed);
+    await writeFile(packed, Buffer.alloc(size));
+    await utimes(packed, at, at);
+    expect((await stat(packed)).ino).toBe(ino);
+    for (const [offset, limit] of [[0, 2], [1, total], [total - 3, 2], [-1, 3]] as const) {
+      expect(await logs.page(packed, 'clib-rollout', offset, limit)).toEqual(await logs.page(plain, 'clib-rollout', offset, limit));
+    }
+    // Another mtime is another file: read again (nothing readable now).
+    await utimes(packed, at, new Date(at.getTime() + 1000));
+    expect((await logs.page(packed, 'clib-rollout', -1, 3)).messages).toEqual([]);
   });
 });
