@@ -7,7 +7,8 @@
  * indexes for 2, 3 and 4 characters, so short prefixes cost a lookup; without one, FTS5
  * merges the doclists of every matching term first.
  */
-export const SCHEMA_VERSION = 4;
+/** 5: an index of version 4 holds compressed rollouts over 256 KB only to where a read cut a block (compressed-lines.ts); rebuilt. */
+export const SCHEMA_VERSION = 5;
 
 export const SCHEMA = `
 CREATE TABLE sessions (

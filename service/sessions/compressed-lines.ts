@@ -3,7 +3,13 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { Decompress } from 'fzstd';
 import { ForwardSplitter, type Line } from './lines.js';
 
-/** Compressed bytes read at a time (a few hundred kilobytes to a few megabytes of content). */
+/**
+ * Compressed bytes read at a time (a few hundred kilobytes to a few megabytes of content), each
+ * read into a buffer of its own: fzstd keeps a view of the part of a chunk it has not decoded
+ * yet (a block cut by the chunk's end), so a buffer read into again would change what it
+ * decodes next. Until 2026-12-07 one buffer was reused: every rollout over 256 KB compressed
+ * was read as far as its first such block, and what followed it was silently left out.
+ */
 const READ_BYTES = 256 * 1024;
 
 /** A Codex rollout compressed to `.jsonl.zst` (Codex 0.137 and later, once idle for 7 days). */
@@ -26,9 +32,9 @@ export interface CompressedEnd {
  */
 export async function* compressedLines(fh: FileHandle, end: CompressedEnd): AsyncGenerator<Line[]> {
   const unpacker = new Unpacker();
-  const buffer = Buffer.allocUnsafe(READ_BYTES);
   try {
     for (let at = 0; !unpacker.done; ) {
+      const buffer = Buffer.allocUnsafe(READ_BYTES);
       const { bytesRead } = await fh.read(buffer, 0, READ_BYTES, at);
       at += bytesRead;
       const batch = unpacker.push(buffer.subarray(0, bytesRead));
@@ -43,9 +49,9 @@ export async function* compressedLines(fh: FileHandle, end: CompressedEnd): Asyn
 /** compressedLines with synchronous reads: for readers off the main thread. */
 export function* compressedLinesSync(fd: number, end: CompressedEnd): Generator<Line[]> {
   const unpacker = new Unpacker();
-  const buffer = Buffer.allocUnsafe(READ_BYTES);
   try {
     for (let at = 0; !unpacker.done; ) {
+      const buffer = Buffer.allocUnsafe(READ_BYTES);
       const bytesRead = readSync(fd, buffer, 0, READ_BYTES, at);
       at += bytesRead;
       const batch = unpacker.push(buffer.subarray(0, bytesRead));
@@ -110,8 +116,8 @@ export async function compressedTail(file: string, bytes: number): Promise<Buffe
     while (kept.length > 1 && length - kept[0]!.length >= bytes) length -= kept.shift()!.length;
   });
   try {
-    const buffer = Buffer.allocUnsafe(READ_BYTES);
     for (let at = 0; ; ) {
+      const buffer = Buffer.allocUnsafe(READ_BYTES);
       const { bytesRead } = await fh.read(buffer, 0, READ_BYTES, at);
       at += bytesRead;
       try {

@@ -24,8 +24,9 @@ export function compressedStartSync(file: string, max: number): { bytes: Buffer;
   });
   const fd = openSync(file, 'r');
   try {
-    const buffer = Buffer.allocUnsafe(READ_BYTES);
     for (let at = 0; filled < max && !ended; ) {
+      // A buffer per read: fzstd keeps a view of what it has not decoded yet (compressed-lines.ts).
+      const buffer = Buffer.allocUnsafe(READ_BYTES);
       const n = readSync(fd, buffer, 0, READ_BYTES, at);
       at += n;
       decoder.push(buffer.subarray(0, n), n === 0);

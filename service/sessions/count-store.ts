@@ -7,9 +7,10 @@ import type { FileLogs, SavedCount, SavedCounts } from './file-log.js';
 const SAVE_DELAY_MS = 2000;
 /**
  * The file's first line; a file without it is not read (version 1 was one JSON document;
- * version 2's counts of Claude Code's logs counted every branch).
+ * version 2's counts of Claude Code's logs counted every branch; version 3's counts of
+ * compressed rollouts over 256 KB stopped where a read cut a block: compressed-lines.ts).
  */
-const HEADER = '{"version":3}';
+const HEADER = '{"version":4}';
 
 /**
  * Message counts of every log, kept across restarts in one file (0600), so a restart counts

@@ -21,8 +21,12 @@ import type { LogFormat, SourceRecord } from './types.js';
  * root, hence a new part, without a change to this format. Version 4 was one document whose
  * listing was discarded with everything whenever a session had records in two sources.
  */
-/** Bumped whenever what is saved, how a file is read into it, or the merge's rule for a view changes (saved views are taken back as made). */
-export const VERSION = 5;
+/**
+ * Bumped whenever what is saved, how a file is read into it, or the merge's rule for a view
+ * changes (saved views are taken back as made). 6: a compressed rollout's start could fail to
+ * be read (a block cut by a read: compressed-start.ts), leaving its head without its prompt.
+ */
+export const VERSION = 6;
 
 export interface IndexState {
   files: Array<[string, Known]>;

@@ -26,9 +26,10 @@ export interface SavedKey {
 
 /**
  * Bumped whenever what a log's usage is made of changes (the pipeline, the collector's rules):
- * aggregates made by other rules are discarded, never summed with new ones.
+ * aggregates made by other rules are discarded, never summed with new ones. 3: compressed
+ * rollouts over 256 KB are read whole (before, to where a read cut a block).
  */
-const RULES = 2;
+const RULES = 3;
 /** How usage and scan state are written (saved-format.ts); rows of another format are not read. */
 const FORMAT = 'json';
 /** Rows per transaction (about 20 ms of serializing and writing). */

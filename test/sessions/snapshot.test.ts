@@ -151,7 +151,7 @@ describe('the saved session index', () => {
     const first = await start();
     expect((await stat(snapshotFile())).mode & 0o777).toBe(0o600);
     const saved = await readSaved();
-    expect(saved.header.version).toBe(5);
+    expect(saved.header.version).toBe(6);
     // One part per root of the layout, each with its own tables (the terminal history's too).
     expect(Object.keys(saved.parts).sort()).toEqual(['clia', 'cliaHome', 'cliaKept', 'clib', 'clibArchive', 'clibHome', 'clibKept', 'projects', 'runtimea']);
     const parts = Object.values(saved.parts);
