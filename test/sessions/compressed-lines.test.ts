@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compressedLines, compressedLinesSync, compressedTail, type CompressedEnd } from '../../service/sessions/compressed-lines.js';
+import { compressedStartSync } from '../../service/sessions/compressed-start.js';
 import { FileLogs } from '../../service/sessions/file-log.js';
 import { MAX_LINE_BYTES, type Line } from '../../service/sessions/lines.js';
 import { FIXTURES } from './fixtures.js';
@@ -123,6 +124,14 @@ describe('compressed lines', () => {
     await writeFile(notZstd, '{"not":"compressed"}\n');
     expect((await readAsync(notZstd)).lines).toEqual([]);
     expect(readSync(notZstd).lines).toEqual([]);
+  });
+
+  it('the start of the content, read over several reads of the file', () => {
+    for (const n of [1000, 300_000, 2_000_000]) {
+      const start = compressedStartSync(zst, n);
+      expect(start.bytes.equals(bytes.subarray(0, n))).toBe(true);
+      expect(start.whole).toBe(false);
+    }
   });
 
   it('the tail of the content, whatever the block it starts in', async () => {
