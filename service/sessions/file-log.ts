@@ -211,7 +211,7 @@ export class FileLogs {
   /**
    * Messages [start, end) of a compressed log of `total`. zstd has no index of offsets: a read
    * starts at the content's beginning, so a page near the end costs the whole content (about
-   * 20 s for 2 GB here). The read of a page that reaches the end keeps the log's last
+   * 220 MB/s here: 1.2-1.4 s for 300 MB). The read of a page that reaches the end keeps the log's last
    * END_MESSAGES messages, and the pages among them are answered from there while the file is
    * the same (by its key): scrolling back through a big compressed session costs one read.
    */
