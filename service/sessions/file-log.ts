@@ -211,9 +211,10 @@ export class FileLogs {
   /**
    * Messages [start, end) of a compressed log of `total`. zstd has no index of offsets: a read
    * starts at the content's beginning, so a page near the end costs the whole content (about
-   * 220 MB/s here: 1.2-1.4 s for 300 MB). The read of a page that reaches the end keeps the log's last
-   * END_MESSAGES messages, and the pages among them are answered from there while the file is
-   * the same (by its key): scrolling back through a big compressed session costs one read.
+   * 220 MB/s here: 1.2-1.4 s for 300 MB). The read of a page that reaches the end keeps the
+   * log's last END_MESSAGES messages, and the pages among them are answered from there while
+   * the file is the same (by its key): scrolling back through a big compressed session costs
+   * one read.
    */
   private async compressedPage(path: string, fh: FileHandle, key: FileKey, format: LogFormat, range: { total: number; start: number; end: number }, fallbackTime: string): Promise<Message[]> {
     const { total, start, end } = range;
