@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
@@ -197,7 +197,12 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
     const agents = (await readdir(`${own.slice(0, -'.jsonl'.length)}/subagents`)).filter((f) => f.startsWith('agent-')).sort();
     expect(agents).toHaveLength(2);
     await eventually(async () => expect((await readdir(`${kept}/subagents`)).sort()).toEqual(agents), 5000);
-    const session = (await terminalSessions()).find((s) => s.session_id === delegated);
+    // The keeper's first pass may copy a last append the listing has not taken yet: wait for the file's own time.
+    let session: any;
+    await eventually(async () => {
+      session = (await terminalSessions()).find((s) => s.session_id === delegated);
+      expect(Date.parse(session.updated_at)).toBe(Math.floor((await stat(own)).mtimeMs));
+    }, 5000);
     const subagents = (await chat.get(`/api/sessions/${delegated}/subagents`)).json();
     const page = (await chat.get(`/api/messages/${delegated}?subagent=${subagents[0].subagent_id}`)).json();
     const usage = (await chat.get('/api/usage?days=3650')).json();
