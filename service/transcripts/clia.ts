@@ -1,6 +1,5 @@
 import type { LogEntry, Role, Usage } from './types.js';
 import { attachmentsOf, isObject, isoTime, messageEntry, num, positionId, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
-import { looksWhole, topType } from './quick.js';
 
 /**
  * clia transcripts in the service's store: per turn the prompt as a stream-json `user`
@@ -149,18 +148,6 @@ function result(record: Json, ctx: LineContext): LogEntry[] {
   const timestamp = isoTime(record.timestamp);
   const duration = typeof record.duration_ms === 'number' ? { durationMs: record.duration_ms } : {};
   return cliaResultUsage(record).map((turn, n) => usageEntry(ctx, { id: n === 0 ? id : `${id}:${n}`, timestamp, model: turn.model, usage: turn.usage, ...duration }));
-}
-
-const COMPACT_BOUNDARY = Buffer.from('"subtype":"compact_boundary"');
-
-/** Lines other than user/assistant never hold messages (most lines, with partial messages on). */
-export function peekClia(line: Buffer): Role[] | undefined {
-  if (!looksWhole(line)) return undefined;
-  const type = topType(line);
-  if (type === undefined || type === 'user' || type === 'assistant') return undefined;
-  // A compaction marker (Claude Code's own records) is a message: parsed.
-  if (type === 'system' && line.includes(COMPACT_BOUNDARY)) return undefined;
-  return [];
 }
 
 /** Claude Code's on-disk records state the process's directory on every record (`cwd`). */

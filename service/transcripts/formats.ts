@@ -1,7 +1,8 @@
 import type { LogEntry, LogFormat } from './types.js';
 import { cliaLink, type ChainLink } from './clia-chain.js';
 import { cliaTitle, type ProgramTitle } from './clia-title.js';
-import { cliaDirectory, normalizeClia, normalizeCliaAgent, peekClia } from './clia.js';
+import { cliaDirectory, normalizeClia, normalizeCliaAgent } from './clia.js';
+import { peekClia, peekCliaAgent } from './clia-peek.js';
 import { normalizeClib, peekClib } from './clib.js';
 import { clibRolloutDirectory, clibRolloutUsageLine, normalizeClibRollout, peekClibRollout } from './clib-rollout.js';
 import { readClibRolloutUsage } from './clib-rollout-usage.js';
@@ -68,7 +69,7 @@ export const FORMATS: Readonly<Record<LogFormat, Format>> = {
   },
   'clia-agent': {
     normalize: normalizeCliaAgent,
-    peek: peekClia,
+    peek: peekCliaAgent,
     needs: { usage: ['"type":"user"', '"type":"assistant"', '"type":"result"', '"type":"system"'] },
     directory: cliaDirectory,
   },

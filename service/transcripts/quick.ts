@@ -184,6 +184,16 @@ function scalarIs(line: Buffer, i: number, word: Buffer): boolean {
   return startsWith(line, word, i) && (after === 0x2c || after === 0x7d);
 }
 
+/** Whether the value at `i` is the literal `false`. */
+export function falseAt(line: Buffer, i: number): boolean {
+  return scalarIs(line, i, FALSE);
+}
+
+/** Whether the value at `i` is the literal `null`. */
+export function nullAt(line: Buffer, i: number): boolean {
+  return scalarIs(line, i, NULL);
+}
+
 /** Whether the value at `i` is the literal `true`. */
 export function trueAt(line: Buffer, i: number): boolean {
   return scalarIs(line, i, TRUE);

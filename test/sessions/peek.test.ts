@@ -13,7 +13,7 @@ import { FIXTURES } from './fixtures.js';
  * every well-formed line, or pages and totals would drift apart.
  */
 function recorded(format: LogFormat): string[] {
-  const dirs: Record<LogFormat, string[]> = { runtimea: ['runtimea-file', 'runtimea-sqlite/transcripts'], clia: ['clia'], clib: ['clib'], 'clib-rollout': ['clib-rollout'], 'clia-agent': ['clia', 'clia-native'] };
+  const dirs: Record<LogFormat, string[]> = { runtimea: ['runtimea-file', 'runtimea-sqlite/transcripts'], clia: ['clia', 'clia-native'], clib: ['clib'], 'clib-rollout': ['clib-rollout'], 'clia-agent': ['clia', 'clia-native'] };
   return dirs[format].flatMap((d) =>
     readdirSync(path.join(FIXTURES, d))
       .filter((f) => f.endsWith('.jsonl') && !f.includes('trajectory'))
@@ -55,6 +55,41 @@ const oddLines: Record<LogFormat, string[]> = {
     `{"type":"message","id":"${'x'.repeat(600)}","messages":{"role":"user","content":"no message key"}}`,
   ],
   clia: [
+    // Claude Code's own records: the type after other keys, told by walking them.
+    '{"parentUuid":null,"isSidechain":false,"cwd":"/w","type":"user","message":{"role":"user","content":"plain"},"uuid":"u"}',
+    '{"parentUuid":"a","isSidechain":true,"type":"user","message":{"role":"user","content":"a sub-agent\'s, in the parent file"}}',
+    '{"parentUuid":"a","isSidechain":false,"type":"user","isMeta":true,"message":{"role":"user","content":"meta"}}',
+    '{"parentUuid":"a","type":"user","isMeta":false,"isReplay":false,"isCompactSummary":false,"parent_tool_use_id":null,"message":{"role":"user","content":"flags off"}}',
+    '{"type":"user","parent_tool_use_id":"toolu_1","message":{"role":"user","content":"sub-agent traffic"}}',
+    '{"parentUuid":"a","type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"out \\"quoted\\" {\\"type\\":\\"text\\"}"},{"type":"tool_result","tool_use_id":"t2","content":[{"type":"text","text":"x"}]}]}}',
+    '{"parentUuid":"a","type":"user","message":{"role":"user","content":[{"type":"text","text":""},{"type":"tool_result","tool_use_id":"t1","content":"o"}]}}',
+    '{"parentUuid":"a","type":"user","message":{"role":"user","content":[{"type":"text","text":"said"},{"type":"tool_result","tool_use_id":"t1","content":"o"}]}}',
+    '{"parentUuid":"a","type":"user","message":{"role":"user","content":["",{"type":"tool_result","tool_use_id":"t1","content":"o"}]}}',
+    '{"parentUuid":"a","type":"user","message":{"role":"user","content":["s",{"type":"tool_result","tool_use_id":"t1","content":"o"}]}}',
+    '{"parentUuid":"a","type":"user","message":{"role":"user","content":[{"type":"image","source":{}},{"type":"tool_result","tool_use_id":"t1","content":"o"}]}}',
+    '{"parentUuid":"a","type":"user","message":{"role":"user","content":[{"type":"text","text":7},{"type":"tool_result"}]}}',
+    '{"parentUuid":"a","type":"user","message":{"role":"user","content":[{"text":"x"},null,3,[],{"type":"tool_result"},{"type":5}]}}',
+    '{"parentUuid":"a","type":"user","message":{"role":"user","content":[]}}',
+    '{"parentUuid":"a","type":"user","message":{"role":"user"}}',
+    '{"parentUuid":"a","type":"user","message":"not an object"}',
+    '{"parentUuid":"a","type":"user"}',
+    '{"parentUuid":"a","type":"assistant","message":{"id":"m","content":[{"type":"thinking","thinking":"t"},{"type":"text","text":"r"},{"type":"tool_use","id":"t","name":"Bash","input":{"type":"text"}}],"usage":{"input_tokens":1}},"requestId":"r"}',
+    '{"parentUuid":"a","type":"assistant","message":{"content":"a string reply"}}',
+    '{"parentUuid":"a","type":"assistant","message":{"content":""}}',
+    '{"parentUuid":"a","type":"assistant","message":{"content":{"type":"text"}}}',
+    '{"parentUuid":"a","type":"assistant","message":{"content":["s",{"type":"text","text":""}]}}',
+    '{"parentUuid":"a","type":"assistant","isSidechain":true,"message":{"content":[{"type":"text","text":"hidden"}]}}',
+    '{"parentUuid":"a","type":"progress","data":{"type":"user","message":{"content":"nested"}}}',
+    '{"parentUuid":"a","type":"attachment","attachment":{"type":"text"}}',
+    '{"parentUuid":"a","type":7,"message":{"content":"typed by a number"}}',
+    '{"parentUuid":"a","message":{"content":"no type"}}',
+    // What JSON.parse keeps: the last of a repeated key; an escape or a space in the way: parsed.
+    '{"type":"assistant","type":"user","message":{"content":"repeated"}}',
+    '{"type":"user","message":{"content":[{"type":"text","text":"a"}]},"message":{"content":[{"type":"tool_result"}]}}',
+    '{"parentUuid":"a","type":"us\\u0065r","message":{"content":"escaped type"}}',
+    '{"parentUuid":"a","type":"user","message":{"content":[{"type":"tool_\\u0072esult"}]}}',
+    '{"parentUuid":"a", "type":"user","message":{"content":"spaced"}}',
+    '{"parentUuid":"a","type":"user","isMeta":true ,"message":{"content":"spaced flag"}}',
     '{"type":"system","subtype":"compact_boundary","parentUuid":null,"logicalParentUuid":"a","uuid":"b","compact_metadata":{"trigger":"auto","pre_tokens":150000}}',
     '{"type":"system","subtype":"compact_boundary","session_id":"stream-json, not on disk"}',
     '{"type":"user","isCompactSummary":true,"message":{"role":"user","content":"This session is being continued..."}}',
@@ -65,7 +100,12 @@ const oddLines: Record<LogFormat, string[]> = {
     '{"timestamp":"2026-01-01T00:00:00Z","type":"user.message","text":"stamped first"}',
     '{"type":"item.completed","item":{"id":"item_2","type":"mcp_tool_call","server":"s","tool":"t","arguments":{},"status":"completed"}}',
   ],
-  'clia-agent': ['{"parentUuid":null,"isSidechain":true,"agentId":"a1","type":"user","message":{"role":"user","content":"Sub-task"}}', '{"isSidechain":true,"type":"system","subtype":"init"}'],
+  'clia-agent': [
+    '{"parentUuid":null,"isSidechain":true,"agentId":"a1","type":"user","message":{"role":"user","content":"Sub-task"}}',
+    '{"isSidechain":true,"type":"system","subtype":"init"}',
+    '{"parentUuid":"a","isSidechain":true,"agentId":"a1","type":"assistant","message":{"content":[{"type":"text","text":"r"},{"type":"tool_use","id":"t","name":"Read","input":{}}]}}',
+    '{"parentUuid":"a","isSidechain":true,"agentId":"a1","type":"user","isMeta":true,"message":{"content":"meta still hidden"}}',
+  ],
   'clib-rollout': [
     '{"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"user_message","message":"not the record"}}',
     '{"type":"response_item","timestamp":"2026-01-01T00:00:00Z","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"order differs"}]}}',
@@ -115,6 +155,12 @@ describe('peeks agree with the normalizer', () => {
       }
       // The peek has to be worth having: it answers for most lines.
       expect(answered / lines.length).toBeGreaterThan(0.5);
+      if (format === 'clia') {
+        // Claude Code's own records, prompts and replies included, are counted without a parse.
+        const own = recorded(format).filter((l) => l.startsWith('{"parentUuid"') && /"type":"(user|assistant)"/.test(l));
+        expect(own.length).toBeGreaterThan(50);
+        expect(own.filter((l) => FORMATS.clia.peek(Buffer.from(l)) !== undefined).length / own.length).toBeGreaterThan(0.95);
+      }
     });
   }
 });
