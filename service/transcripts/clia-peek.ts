@@ -1,4 +1,4 @@
-import { eachElement, falseAt, looksWhole, nullAt, objectValues, spanAt, spanIs, topType, trueAt } from './quick.js';
+import { falseAt, looksWhole, nullAt, objectValues, SKIP, skipValue, spanAt, spanIs, topType, trueAt, walkObject, type Span } from './quick.js';
 import type { Role } from './types.js';
 
 /**
@@ -22,32 +22,53 @@ export function peekCliaAgent(line: Buffer): Role[] | undefined {
 }
 
 const COMPACT_BOUNDARY = Buffer.from('"subtype":"compact_boundary"');
-const key = (name: string): Buffer => Buffer.from(name);
-/** The record's keys looked at, in this order (objectValues keeps the last of a repeated key, as JSON.parse does). */
-const RECORD_KEYS = ['type', 'message', 'isCompactSummary', 'isReplay', 'isMeta', 'isSidechain', 'parent_tool_use_id'].map(key);
-const [TYPE, MESSAGE, COMPACT_SUMMARY, REPLAY, META, SIDECHAIN, PARENT_TOOL_USE] = [0, 1, 2, 3, 4, 5, 6] as const;
-const CONTENT_KEYS = [key('content')];
-const BLOCK_KEYS = [key('type'), key('text')];
-const [USER, ASSISTANT, SYSTEM, TEXT, TOOL_USE, TOOL_RESULT, IMAGE] = ['user', 'assistant', 'system', 'text', 'tool_use', 'tool_result', 'image'].map(key) as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
+const [TYPE, MESSAGE, CONTENT, TEXT_KEY] = ['type', 'message', 'content', 'text'].map((k) => Buffer.from(k)) as [Buffer, Buffer, Buffer, Buffer];
+/** The flags that hide a record (normalizeClia's `skipped`), the sub-agent's side chain last. */
+const FLAGS = ['isCompactSummary', 'isReplay', 'isMeta', 'parent_tool_use_id', 'isSidechain'].map((k) => Buffer.from(k));
+const PARENT_TOOL_USE = 3;
+const SIDECHAIN = 4;
+const BLOCK_KEYS = [TYPE, TEXT_KEY];
+const [USER, ASSISTANT, SYSTEM, TEXT, TOOL_USE, TOOL_RESULT, IMAGE] = ['user', 'assistant', 'system', 'text', 'tool_use', 'tool_result', 'image'].map((k) => Buffer.from(k)) as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
 const QUOTE = 0x22;
+
+/**
+ * What `message.content` holds, for either type (the type may come after the message): its
+ * kind; for a user record, its tool results and whether its text (textOf) is not empty; for an
+ * assistant record, its shown blocks' roles in order.
+ */
+interface Content {
+  kind: 'none' | 'string' | 'array';
+  results: number;
+  text: boolean;
+  replies: Role[];
+}
 
 function peekRecord(line: Buffer, sidechainShown: boolean): Role[] | undefined {
   if (!looksWhole(line)) return undefined;
   // Stream-json lines state their type first: those that hold no message are told at once.
   const first = topType(line);
   if (first !== undefined && first !== 'user' && first !== 'assistant') return first === 'system' ? system(line) : [];
-  const record = objectValues(line, 0, RECORD_KEYS);
-  if (!record) return undefined;
-  const type = stringValue(line, record.at[TYPE]!);
-  if (type === undefined) return undefined;
+  // One walk over the record's keys (the last of a repeated key wins, as with JSON.parse).
+  let type: Span | false | undefined = false;
+  let content: Content | undefined = none();
+  const flags = FLAGS.map(() => -1);
+  const end = walkObject(line, 0, (key, value) => {
+    if (spanIs(line, key, TYPE)) type = stringValue(line, value);
+    else if (spanIs(line, key, MESSAGE)) return messageAt(line, value, (c) => (content = c));
+    else for (let k = 0; k < FLAGS.length; k++) if (spanIs(line, key, FLAGS[k]!)) flags[k] = value;
+    return SKIP;
+  });
+  if (end === -1 || type === undefined || content === undefined) return undefined;
   const user = type !== false && spanIs(line, type, USER);
   const assistant = type !== false && spanIs(line, type, ASSISTANT);
   if (!user && !assistant) return type !== false && spanIs(line, type, SYSTEM) ? system(line) : [];
-  const skipped = hidden(line, record.at, sidechainShown);
+  const skipped = hidden(line, sidechainShown ? flags.slice(0, SIDECHAIN) : flags);
   if (skipped !== false) return skipped ? [] : undefined;
-  const content = contentOf(line, record.at[MESSAGE]!);
-  if (content === undefined) return undefined;
-  return user ? userRoles(line, content) : assistantRoles(line, content);
+  return user ? userRoles(content) : assistantRoles(content);
+}
+
+function none(): Content {
+  return { kind: 'none', results: 0, text: false, replies: [] };
 }
 
 /** A compaction marker (one message, with rules of its own): parsed; any other system record holds none. */
@@ -55,14 +76,10 @@ function system(line: Buffer): Role[] | undefined {
   return line.includes(COMPACT_BOUNDARY) ? undefined : [];
 }
 
-/** normalizeClia's `skipped`: a summary, an echo, a meta prompt or sub-agent traffic; undefined when unsure. */
-function hidden(line: Buffer, at: readonly number[], sidechainShown: boolean): boolean | undefined {
-  const flags = [COMPACT_SUMMARY, REPLAY, META, ...(sidechainShown ? [] : [SIDECHAIN])].map((k) => isTrue(line, at[k]!));
-  if (flags.includes(true)) return true;
-  const parent = at[PARENT_TOOL_USE]!;
-  // Anything but null hides it; a literal not quite `null` (a space before the comma) is parsed.
-  const parentSet = parent === -1 || nullAt(line, parent) ? false : line[parent] === 0x6e ? undefined : true;
-  return flags.includes(undefined) || parentSet === undefined ? undefined : parentSet;
+/** Whether one of the flags at `at` hides the record; undefined when unsure. */
+function hidden(line: Buffer, at: readonly number[]): boolean | undefined {
+  const set = at.map((i, k) => (k === PARENT_TOOL_USE ? notNull(line, i) : isTrue(line, i)));
+  return set.includes(true) ? true : set.includes(undefined) ? undefined : false;
 }
 
 /** Whether the value at `i` (-1: absent) is `true`; undefined for a literal not quite `true`, `false` or `null`. */
@@ -73,62 +90,85 @@ function isTrue(line: Buffer, i: number): boolean | undefined {
   return literal && !falseAt(line, i) && !nullAt(line, i) ? undefined : false;
 }
 
+/** Whether the value at `i` is present and not null (sub-agent traffic); undefined for a literal not quite `null`. */
+function notNull(line: Buffer, i: number): boolean | undefined {
+  if (i === -1 || nullAt(line, i)) return false;
+  return line[i] === 0x6e ? undefined : true;
+}
+
 /**
- * The string value at `i`: its span; false when absent (-1) or not a string (JSON.parse's value
- * then equals no type); undefined when it holds an escape.
+ * The string value at `i`: its span; false when not a string (JSON.parse's value then equals
+ * no type); undefined when it holds an escape.
  */
-function stringValue(line: Buffer, i: number): ReturnType<typeof spanAt> | false {
-  return i !== -1 && line[i] === QUOTE ? spanAt(line, i + 1) : false;
+function stringValue(line: Buffer, i: number): Span | false | undefined {
+  return line[i] === QUOTE ? spanAt(line, i + 1) : false;
 }
 
-/** Where `message.content`'s value starts (-1: no message object or no content); undefined when unsure. */
-function contentOf(line: Buffer, message: number): number | undefined {
-  if (message === -1 || line[message] !== 0x7b) return -1;
-  return objectValues(line, message, CONTENT_KEYS)?.at[0];
+/**
+ * The message value at `i`: its content told to `found` (none when it is no object); answers
+ * the index past the value, SKIP for the walk to skip it, or -1 when unsure.
+ */
+function messageAt(line: Buffer, i: number, found: (content: Content | undefined) => void): number {
+  if (line[i] !== 0x7b) {
+    found(none());
+    return SKIP;
+  }
+  let content: Content | undefined = none();
+  const end = walkObject(line, i, (key, value) => {
+    if (!spanIs(line, key, CONTENT)) return SKIP;
+    content = none();
+    if (line[value] === QUOTE) content.kind = 'string';
+    return line[value] === 0x5b ? elements(line, value, content) : SKIP;
+  });
+  found(end === -1 ? undefined : content);
+  return end;
 }
 
-/** A block of a content array: its type's span (false: none, or not a string) and where its `text` starts. */
-function blockAt(line: Buffer, i: number): { type: ReturnType<typeof spanAt> | false; text: number } | undefined {
-  if (line[i] !== 0x7b) return { type: false, text: -1 };
+/** Summarizes the content array at `i` into `content`; answers the index past it, or -1 when unsure. */
+function elements(line: Buffer, i: number, content: Content): number {
+  content.kind = 'array';
+  let j = i + 1;
+  if (line[j] === 0x5d) return j + 1;
+  for (;;) {
+    j = element(line, j, content);
+    if (j === -1) return -1;
+    if (line[j] === 0x5d) return j + 1;
+    if (line[j] !== 0x2c) return -1;
+    j++;
+  }
+}
+
+/** One element: a non-empty string or image is text; a text block is text (when not empty) and a reply; a tool_use a tool call. */
+function element(line: Buffer, i: number, content: Content): number {
+  if (line[i] === QUOTE) {
+    if (line[i + 1] !== QUOTE) content.text = true;
+    return skipValue(line, i);
+  }
+  if (line[i] !== 0x7b) return skipValue(line, i);
   const block = objectValues(line, i, BLOCK_KEYS);
-  if (!block) return undefined;
-  return { type: stringValue(line, block.at[0]!), text: block.at[1]! };
+  if (!block) return -1;
+  const type = block.at[0] === -1 ? false : stringValue(line, block.at[0]!);
+  if (type === undefined) return -1;
+  if (type === false) return block.end;
+  const text = block.at[1]!;
+  if (spanIs(line, type, TOOL_RESULT)) content.results++;
+  else if (spanIs(line, type, IMAGE)) content.text = true;
+  else if (spanIs(line, type, TOOL_USE)) content.replies.push('tool');
+  else if (spanIs(line, type, TEXT)) {
+    content.replies.push('assistant');
+    if (text !== -1 && line[text] === QUOTE && line[text + 1] !== QUOTE) content.text = true;
+  }
+  return block.end;
 }
 
 /** A user record: its text as one message (always, without results), then one per tool result. */
-function userRoles(line: Buffer, content: number): Role[] | undefined {
-  if (content === -1 || line[content] !== 0x5b) return ['user'];
-  let results = 0;
-  let text = false;
-  let unsure = false;
-  const walked = eachElement(line, content, (i) => {
-    // A non-empty string, a block of text with non-empty text, or an image: textOf is not empty.
-    if (line[i] === QUOTE) return void (line[i + 1] !== QUOTE && (text = true));
-    const block = blockAt(line, i);
-    if (!block || block.type === undefined) return void (unsure = true);
-    if (block.type === false) return;
-    if (spanIs(line, block.type, TOOL_RESULT)) results++;
-    else if (spanIs(line, block.type, IMAGE)) text = true;
-    else if (spanIs(line, block.type, TEXT) && block.text !== -1 && line[block.text] === QUOTE && line[block.text + 1] !== QUOTE) text = true;
-  });
-  if (!walked || unsure) return undefined;
-  if (results === 0) return ['user'];
-  return [...(text ? (['user'] as const) : []), ...Array<Role>(results).fill('tool')];
+function userRoles(content: Content): Role[] {
+  if (content.kind !== 'array' || content.results === 0) return ['user'];
+  return [...(content.text ? (['user'] as const) : []), ...Array<Role>(content.results).fill('tool')];
 }
 
 /** An assistant record: a string content is one reply; else one message per text or tool_use block, in order. */
-function assistantRoles(line: Buffer, content: number): Role[] | undefined {
-  if (content === -1) return [];
-  if (line[content] === QUOTE) return ['assistant'];
-  if (line[content] !== 0x5b) return [];
-  const roles: Role[] = [];
-  let unsure = false;
-  const walked = eachElement(line, content, (i) => {
-    const block = blockAt(line, i);
-    if (!block || block.type === undefined) return void (unsure = true);
-    if (block.type === false) return;
-    if (spanIs(line, block.type, TEXT)) roles.push('assistant');
-    else if (spanIs(line, block.type, TOOL_USE)) roles.push('tool');
-  });
-  return walked && !unsure ? roles : undefined;
+function assistantRoles(content: Content): Role[] {
+  if (content.kind === 'string') return ['assistant'];
+  return content.kind === 'array' ? content.replies : [];
 }

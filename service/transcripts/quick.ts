@@ -176,6 +176,30 @@ export function keysFrom(line: Buffer, j: number, keys: readonly Buffer[], at: n
   }
 }
 
+/** What a walkObject visitor answers for a value it leaves to the walk (skipped). */
+export const SKIP = -2;
+
+/**
+ * Walks the compact JSON object opening at `i` once: `visit(key, value)` is called for each
+ * key with where its value starts, and either reads the value itself, answering the index just
+ * past it (-1: unsure), or answers SKIP. Answers the index just past the object's `}`, or -1
+ * when unsure (as keysFrom). A value read in place is not walked again to be skipped.
+ */
+export function walkObject(line: Buffer, i: number, visit: (key: Span, value: number) => number): number {
+  if (line[i] !== 0x7b) return -1;
+  if (line[i + 1] === 0x7d) return i + 2;
+  for (let j = i + 1; ; j++) {
+    const key = line[j] === QUOTE ? spanAt(line, j + 1) : undefined;
+    if (!key || line[key.end + 1] !== 0x3a) return -1;
+    const value = key.end + 2;
+    const read = visit(key, value);
+    j = read === SKIP ? skipValue(line, value) : read;
+    if (j <= value) return -1;
+    if (line[j] === 0x7d) return j + 1;
+    if (line[j] !== 0x2c) return -1;
+  }
+}
+
 const [TRUE, FALSE, NULL] = ['true', 'false', 'null'].map((w) => Buffer.from(w)) as [Buffer, Buffer, Buffer];
 
 /** Whether the scalar at `i` (ending before `,` or `}`) is exactly `word`. */

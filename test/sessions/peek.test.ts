@@ -86,6 +86,11 @@ const oddLines: Record<LogFormat, string[]> = {
     // What JSON.parse keeps: the last of a repeated key; an escape or a space in the way: parsed.
     '{"type":"assistant","type":"user","message":{"content":"repeated"}}',
     '{"type":"user","message":{"content":[{"type":"text","text":"a"}]},"message":{"content":[{"type":"tool_result"}]}}',
+    '{"type":"user","message":{"content":[{"type":"tool_result"}],"content":"last content wins"}}',
+    '{"type":"assistant","message":{"content":[{"type":"text","text":"a"}]},"message":7}',
+    '{"message":{"content":[{"type":"tool_use","id":"t","name":"n","input":{}},{"type":"image"},"x"]},"type":"assistant"}',
+    '{"message":{"content":[{"type":"tool_use","id":"t","name":"n","input":{}},{"type":"tool_result","content":[{"type":"text","text":"in a result"}]}]},"type":"user"}',
+    '{"parentUuid":"a","type":"user","message":{"content":[{"type":"text","text":"t","type":"tool_result"}]}}',
     '{"parentUuid":"a","type":"us\\u0065r","message":{"content":"escaped type"}}',
     '{"parentUuid":"a","type":"user","message":{"content":[{"type":"tool_\\u0072esult"}]}}',
     '{"parentUuid":"a", "type":"user","message":{"content":"spaced"}}',
