@@ -65,7 +65,7 @@ export class SessionIndex {
     this.logs.files.foreground = options.foreground;
     this.logListeners = new Listeners(log);
     this.sessionListeners = new Listeners(log);
-    this.files = new SourceFiles(roots, this.logs, log);
+    this.files = new SourceFiles(roots, this.logs, log, options.foreground?.memory);
     this.counts = new MessageCounts(this.logs, (ref) => this.files.versionOf(ref), () => this.views, log, options.countsFile);
     this.snapshot = options.indexFile ? new IndexSnapshot(options.indexFile, roots, () => this.state(), log) : undefined;
   }

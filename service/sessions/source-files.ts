@@ -39,8 +39,10 @@ export class SourceFiles {
     private readonly roots: SessionRoots,
     private readonly reader: LogReader,
     private readonly log: Logger,
+    /** The process's foreground passes (process/foreground.ts), which the titles pass yields to. */
+    foreground?: SharedArrayBuffer,
   ) {
-    this.heads = new SourceHeads(this.files, roots);
+    this.heads = new SourceHeads(this.files, roots, foreground);
   }
 
   /**

@@ -29,8 +29,9 @@ export class SourceHeads {
   constructor(
     private readonly files: ReadonlyMap<string, Known>,
     roots: SessionRoots,
+    foreground?: SharedArrayBuffer,
   ) {
-    this.terminal = new TerminalHeads(roots);
+    this.terminal = new TerminalHeads(roots, foreground);
   }
 
   /** Whether a log's first prompt is still to be read (or to be read again: it grew without one). */

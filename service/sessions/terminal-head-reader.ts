@@ -40,6 +40,9 @@ export class TerminalHeadReader {
   private idleTimer: NodeJS.Timeout | undefined;
   private broken = false;
 
+  /** `foreground`: the process's foreground passes, during which the worker reads only a page's own logs. */
+  constructor(private readonly foreground?: SharedArrayBuffer) {}
+
   /** Reads the heads of `jobs`, each handed to `take` as it comes (undefined: gone); resolves once all came. */
   read(jobs: readonly HeadJob[], take: (path: string, head: Head | undefined) => void, now = false): Promise<void> {
     if (jobs.length === 0) return Promise.resolve();
@@ -82,7 +85,7 @@ export class TerminalHeadReader {
     let worker: Worker;
     try {
       // Its garbage is small and short-lived (a head's strings): a small young generation keeps it resident small.
-      worker = startWorkerThread(import.meta.url, 'terminal-head-worker', { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } });
+      worker = startWorkerThread(import.meta.url, 'terminal-head-worker', { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB }, workerData: { foreground: this.foreground } });
     } catch {
       this.broken = true;
       return undefined;

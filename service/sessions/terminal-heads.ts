@@ -16,9 +16,14 @@ const CODEX_STORES: ReadonlySet<string> = new Set<StoreName>(['clib-home', 'clib
  */
 export class TerminalHeads {
   private readonly codexNames = new CodexNames();
-  private readonly reader = new TerminalHeadReader();
+  private readonly reader: TerminalHeadReader;
 
-  constructor(private readonly roots: SessionRoots) {}
+  constructor(
+    private readonly roots: SessionRoots,
+    foreground?: SharedArrayBuffer,
+  ) {
+    this.reader = new TerminalHeadReader(foreground);
+  }
 
   /** Reads session_index.jsonl again (when it changed) if any of these stores is Codex's. */
   async refreshNames(stores: Iterable<StoreName>): Promise<void> {

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Foreground } from '../../service/process/foreground.js';
 import { readHead, type Head } from '../../service/sessions/head.js';
 import { TerminalHeadReader, type HeadJob } from '../../service/sessions/terminal-head-reader.js';
 import { headBuffer, readTerminalHeadSync } from '../../service/sessions/terminal-head-sync.js';
@@ -74,6 +75,39 @@ describe('the terminal heads worker', () => {
       expect(order.indexOf(`now:${last}`)).toBeLessThan(200);
       expect(order).toHaveLength(1501);
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the heads worker during a foreground pass', () => {
+  it('reads only logs asked for now while one runs (a count a page waits for), the rest once it ended', async () => {
+    const foreground = new Foreground();
+    const reader = new TerminalHeadReader(foreground.memory);
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'terminal-heads-fg-'));
+    try {
+      const text = await readFile(path.join(FIXTURES, 'clia-native', 'b3ae9e06-f283-4f86-b666-4daa715badec.jsonl'));
+      const jobs: HeadJob[] = [];
+      for (let i = 0; i < 20; i++) {
+        const file = path.join(dir, `${i}.jsonl`);
+        await writeFile(file, text);
+        jobs.push([file, 'clia']);
+      }
+      const read: string[] = [];
+      let end!: () => void;
+      const pass = foreground.run(() => new Promise<void>((resolve) => (end = resolve)));
+      const rest = reader.read(jobs.slice(1), (file) => read.push(file));
+      const [now] = jobs[0]!;
+      expect([...(await readAll(reader, [jobs[0]!], true)).keys()]).toEqual([now]);
+      // Well past a batch (50 ms): nothing of the pass was read meanwhile.
+      await new Promise((r) => setTimeout(r, 400));
+      expect(read).toEqual([]);
+      end();
+      await pass;
+      await rest;
+      expect(read.sort()).toEqual(jobs.slice(1).map(([f]) => f).sort());
+    } finally {
+      reader.close();
       await rm(dir, { recursive: true, force: true });
     }
   });
