@@ -95,7 +95,9 @@ export class HistoryKeeper {
       const batch = this.pending;
       this.pending = undefined;
       if (this.closed || batch === undefined) return;
+      const started = Date.now();
       await this.keep(batch).catch((err: unknown) => this.log.warn({ err: String(err) }, 'terminal history not kept'));
+      if (batch === 'all') this.log.debug({ ms: Date.now() - started }, 'terminal history kept: a pass over every session');
     });
   }
 
