@@ -1,4 +1,4 @@
-import type { LogEntry, Role, Usage } from './types.js';
+import type { LogEntry, Usage } from './types.js';
 import { attachmentsOf, isObject, isoTime, messageEntry, num, positionId, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
 
 /**
