@@ -8,9 +8,11 @@ const SAVE_DELAY_MS = 2000;
 /**
  * The file's first line; a file without it is not read (version 1 was one JSON document;
  * version 2's counts of Claude Code's logs counted every branch; version 3's counts of
- * compressed rollouts over 256 KB stopped where a read cut a block: compressed-lines.ts).
+ * compressed rollouts over 256 KB stopped where a read cut a block: compressed-lines.ts;
+ * version 4's counted a damaged Claude Code prompt or reply line as none, where the byte peek
+ * (clia-peek.ts) and so the pages now take its messages as unreadable ones).
  */
-const HEADER = '{"version":4}';
+const HEADER = '{"version":5}';
 
 /**
  * Message counts of every log, kept across restarts in one file (0600), so a restart counts

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliaLines, clibLines, random, runtimeaLines, turns } from '../../bench/corpus.js';
 import { FORMATS } from '../../service/transcripts/formats.js';
-import { countLine } from '../../service/sessions/line-entries.js';
+import { countLine, lineEntries } from '../../service/sessions/line-entries.js';
 import type { LogFormat } from '../../service/sessions/types.js';
 import { FIXTURES } from './fixtures.js';
 
@@ -168,6 +168,22 @@ describe('peeks agree with the normalizer', () => {
       }
     });
   }
+});
+
+describe('a damaged line whole in shape', () => {
+  it("Claude Code's: counted as the unreadable messages its page shows", () => {
+    const damaged = [
+      '{"parentUuid":"a","type":"user","message":{"role":"user","content":"hi"},"junk":tru}',
+      '{"parentUuid":"a","type":"assistant","message":{"content":[{"type":"text","text":"a"},{"type":"tool_use","input":{}}]},"x":nul}',
+    ];
+    for (const line of damaged) {
+      expect(() => JSON.parse(line)).toThrow();
+      const shown = lineEntries('clia', Buffer.from(line), true, { position: 0, fallbackTime: '' }).filter((e) => e.kind === 'message');
+      expect(shown.length, line).toBeGreaterThan(0);
+      expect(shown.every((e) => e.kind === 'message' && e.message.text.startsWith('[unreadable record:'))).toBe(true);
+      expect(countLine('clia', Buffer.from(line), true), line).toBe(shown.length);
+    }
+  });
 });
 
 describe("a rollout line usage's narrowing leaves unparsed yields nothing usage counts", () => {

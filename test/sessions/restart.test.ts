@@ -33,7 +33,7 @@ describe('saved message counts', () => {
     expect((await stat(countsFile)).mode & 0o777).toBe(0o600);
     // Version 2: a header line, then one line per log: its path as JSON, a tab, the key, count and checkpoints.
     const lines = (await readFile(countsFile, 'utf8')).split('\n');
-    expect(lines[0]).toBe('{"version":4}');
+    expect(lines[0]).toBe('{"version":5}');
     expect(lines).toHaveLength(3);
     expect(JSON.parse(lines[1]!.split('\t')[0]!)).toBe(log);
     expect(lines[2]).toBe('');
