@@ -1,4 +1,4 @@
-import { falseAt, looksWhole, nullAt, objectValues, SKIP, skipValue, spanAt, spanIs, topType, trueAt, walkObject, type Span } from './quick.js';
+import { elementsEnd, falseAt, looksWhole, nullAt, objectValues, SKIP, skipValue, spanAt, spanIs, topType, trueAt, walkObject, type Span } from './quick.js';
 import type { Role } from './types.js';
 
 /**
@@ -127,15 +127,7 @@ function messageAt(line: Buffer, i: number, found: (content: Content | undefined
 /** Summarizes the content array at `i` into `content`; answers the index past it, or -1 when unsure. */
 function elements(line: Buffer, i: number, content: Content): number {
   content.kind = 'array';
-  let j = i + 1;
-  if (line[j] === 0x5d) return j + 1;
-  for (;;) {
-    j = element(line, j, content);
-    if (j === -1) return -1;
-    if (line[j] === 0x5d) return j + 1;
-    if (line[j] !== 0x2c) return -1;
-    j++;
-  }
+  return elementsEnd(line, i, (j) => element(line, j, content));
 }
 
 /** One element: a non-empty string or image is text; a text block is text (when not empty) and a reply; a tool_use a tool call. */

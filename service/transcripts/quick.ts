@@ -130,17 +130,25 @@ function quoteFrom(line: Buffer, from: number): number {
   return near === line.length ? -1 : line.indexOf(QUOTE, near);
 }
 
-/** Calls `each(start)` with the start of every element of the array opening at `i`; false when not compact JSON. */
-export function eachElement(line: Buffer, i: number, each: (start: number) => void): boolean {
-  if (line[i] !== 0x5b) return false;
+/**
+ * Calls `each(start)` with the start of every element of the array opening at `i`; an `each`
+ * that reads the element itself answers the index just past it (-1: unsure), else the walk
+ * skips it. False when not compact JSON.
+ */
+export function eachElement(line: Buffer, i: number, each: (start: number) => number | void): boolean {
+  return elementsEnd(line, i, each) !== -1;
+}
+
+/** eachElement, answering the index just past the array's `]` (-1: unsure). */
+export function elementsEnd(line: Buffer, i: number, each: (start: number) => number | void): number {
+  if (line[i] !== 0x5b) return -1;
   let j = i + 1;
-  if (line[j] === 0x5d) return true;
+  if (line[j] === 0x5d) return j + 1;
   for (;;) {
-    each(j);
-    j = skipValue(line, j);
-    if (j === -1) return false;
-    if (line[j] === 0x5d) return true;
-    if (line[j] !== 0x2c) return false;
+    j = each(j) ?? skipValue(line, j);
+    if (j === -1) return -1;
+    if (line[j] === 0x5d) return j + 1;
+    if (line[j] !== 0x2c) return -1;
     j++;
   }
 }
@@ -163,17 +171,10 @@ export function objectValues(line: Buffer, i: number, keys: readonly Buffer[]): 
  * `keys` start; answers the index just past the object's `}`, or -1 when unsure.
  */
 export function keysFrom(line: Buffer, j: number, keys: readonly Buffer[], at: number[]): number {
-  for (;;) {
-    const key = line[j] === QUOTE ? spanAt(line, j + 1) : undefined;
-    if (!key || line[key.end + 1] !== 0x3a) return -1;
-    const value = key.end + 2;
+  return walkKeys(line, j, (key, value) => {
     for (let k = 0; k < keys.length; k++) if (spanIs(line, key, keys[k]!)) at[k] = value;
-    j = skipValue(line, value);
-    if (j <= value) return -1;
-    if (line[j] === 0x7d) return j + 1;
-    if (line[j] !== 0x2c) return -1;
-    j++;
-  }
+    return SKIP;
+  });
 }
 
 /** What a walkObject visitor answers for a value it leaves to the walk (skipped). */
@@ -187,8 +188,12 @@ export const SKIP = -2;
  */
 export function walkObject(line: Buffer, i: number, visit: (key: Span, value: number) => number): number {
   if (line[i] !== 0x7b) return -1;
-  if (line[i + 1] === 0x7d) return i + 2;
-  for (let j = i + 1; ; j++) {
+  return line[i + 1] === 0x7d ? i + 2 : walkKeys(line, i + 1, visit);
+}
+
+/** walkObject from the key whose opening quote is at `j` on. */
+function walkKeys(line: Buffer, j: number, visit: (key: Span, value: number) => number): number {
+  for (;;) {
     const key = line[j] === QUOTE ? spanAt(line, j + 1) : undefined;
     if (!key || line[key.end + 1] !== 0x3a) return -1;
     const value = key.end + 2;
@@ -197,6 +202,7 @@ export function walkObject(line: Buffer, i: number, visit: (key: Span, value: nu
     if (j <= value) return -1;
     if (line[j] === 0x7d) return j + 1;
     if (line[j] !== 0x2c) return -1;
+    j++;
   }
 }
 
