@@ -30,6 +30,18 @@ function readAll(reader: TerminalHeadReader, jobs: HeadJob[], now = false): Prom
   return reader.read(jobs, (file, head) => out.set(file, head), now).then(() => out);
 }
 
+/** `n` copies of a recorded Claude Code session in `dir`, as jobs. */
+async function copies(dir: string, n: number): Promise<HeadJob[]> {
+  const text = await readFile(path.join(FIXTURES, 'clia-native', 'b3ae9e06-f283-4f86-b666-4daa715badec.jsonl'));
+  const jobs: HeadJob[] = [];
+  for (let i = 0; i < n; i++) {
+    const file = path.join(dir, `${i}.jsonl`);
+    await writeFile(file, text);
+    jobs.push([file, 'clia']);
+  }
+  return jobs;
+}
+
 describe('the terminal heads worker', () => {
   const reader = new TerminalHeadReader();
   afterAll(() => reader.close());
@@ -58,14 +70,7 @@ describe('the terminal heads worker', () => {
   it('reads logs asked for now before the rest of a pass under way', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'terminal-heads-'));
     try {
-      const source = path.join(FIXTURES, 'clia-native', 'b3ae9e06-f283-4f86-b666-4daa715badec.jsonl');
-      const text = await readFile(source);
-      const many: HeadJob[] = [];
-      for (let i = 0; i < 1500; i++) {
-        const file = path.join(dir, `${i}.jsonl`);
-        await writeFile(file, text);
-        many.push([file, 'clia']);
-      }
+      const many = await copies(dir, 1500);
       const order: string[] = [];
       const pass = reader.read(many, (file) => order.push(file));
       const [last] = many[many.length - 1]!;
@@ -86,13 +91,7 @@ describe('the heads worker during a foreground pass', () => {
     const reader = new TerminalHeadReader(foreground.memory);
     const dir = await mkdtemp(path.join(os.tmpdir(), 'terminal-heads-fg-'));
     try {
-      const text = await readFile(path.join(FIXTURES, 'clia-native', 'b3ae9e06-f283-4f86-b666-4daa715badec.jsonl'));
-      const jobs: HeadJob[] = [];
-      for (let i = 0; i < 20; i++) {
-        const file = path.join(dir, `${i}.jsonl`);
-        await writeFile(file, text);
-        jobs.push([file, 'clia']);
-      }
+      const jobs = await copies(dir, 20);
       const read: string[] = [];
       let end!: () => void;
       const pass = foreground.run(() => new Promise<void>((resolve) => (end = resolve)));
