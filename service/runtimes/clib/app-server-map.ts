@@ -26,6 +26,9 @@ export type Mapped =
   | { kind: 'limits'; report: LimitReport }
   | { kind: 'end'; status: 'completed' | 'failed' | 'interrupted' };
 
+/** The transcript's record of a turn the user stopped (codex's confirmation, or ours without it). */
+export const INTERRUPTED: ThreadEvent = { type: 'turn.failed', error: { message: 'Turn interrupted' } };
+
 export interface Notification {
   method: string;
   params?: any;
@@ -113,7 +116,7 @@ export class AppServerMapper {
       return [{ kind: 'event', event }, { kind: 'end', status: 'completed' }];
     }
     if (turn.status === 'interrupted') {
-      return [{ kind: 'transcript', event: { type: 'turn.failed', error: { message: 'Turn interrupted' } } }, { kind: 'end', status: 'interrupted' }];
+      return [{ kind: 'transcript', event: INTERRUPTED }, { kind: 'end', status: 'interrupted' }];
     }
     const message = turn.error?.message ?? 'the turn failed';
     return [{ kind: 'event', event: { type: 'turn.failed', error: { message } } }, { kind: 'end', status: 'failed' }];

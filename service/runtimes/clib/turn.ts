@@ -7,7 +7,7 @@ import { attachmentRecords, withFileNames } from '../attachments.js';
 import type { Approvals, Attachment, PermissionMode, RuntimeEvent, SteerInput } from '../runtime.js';
 import { toolTitle } from '../tool-title.js';
 import { ClibApprovals, threadPolicy } from './approvals.js';
-import { AppServerMapper, type Mapped, type Notification } from './app-server-map.js';
+import { AppServerMapper, INTERRUPTED, type Mapped, type Notification } from './app-server-map.js';
 import { crashError, missingBinaryError, readableCodexError, unknownThreadError } from './errors.js';
 import { AppServerRpc, ProcessExited, RpcError } from './rpc.js';
 import { ThreadEventParser } from './thread-events.js';
@@ -68,6 +68,7 @@ export class ClibTurn {
   private readonly books: CliTurnBooks;
   private endSeen: (status: string) => void = () => undefined;
   private readonly ended = new Promise<string>((resolve) => (this.endSeen = resolve));
+  private endStatus: string | undefined;
   private readonly abortP: Promise<never>;
   private proc: OwnedProcess | undefined;
   private rpc: AppServerRpc | undefined;
@@ -195,6 +196,7 @@ export class ClibTurn {
         }
         return;
       case 'end':
+        this.endStatus = mapped.status;
         this.endSeen(mapped.status);
     }
   }
@@ -238,6 +240,8 @@ export class ClibTurn {
       const confirmed = Promise.race([this.ended, this.rpc.closed, delay(this.deps.interruptGraceMs)]);
       this.rpc.request('turn/interrupt', { threadId: this.mapper.threadId, turnId }).catch(() => undefined);
       await confirmed;
+      // Codex did not confirm in time (busy, or gone): the transcript still says the turn ended.
+      if (this.endStatus === undefined) this.apply({ kind: 'transcript', event: INTERRUPTED });
     }
     this.finish({ type: 'done', finishReason: 'aborted' });
   }

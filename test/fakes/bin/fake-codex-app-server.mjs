@@ -60,12 +60,13 @@ let threadId;
 let resumed = false;
 let queue = Promise.resolve();
 let interruptWaiter;
+let deaf = false;
 
 function scenarioFor(text) {
   if (text.includes('[[shell]]')) return 'tool-shell';
   if (text.includes('[[401]]')) return 'err-401';
   if (text.includes('[[500]]')) return 'err-500';
-  if (text.includes('[[slow]]')) return 'interrupt';
+  if (text.includes('[[slow]]') || text.includes('[[deaf]]')) return 'interrupt';
   if (text.includes('[[silence]]')) return 'slow-22s';
   if (text.includes('[[crash]]')) return 'crash';
   return resumed ? 'resume-text' : 'new-text';
@@ -131,13 +132,14 @@ function handle(request) {
     case 'turn/start': {
       const text = request.params.input.map((i) => i.text ?? '').join('');
       const scenario = scenarioFor(text);
+      deaf = text.includes('[[deaf]]');
       const recording = load(scenario === 'crash' ? 'new-text' : scenario);
       const recorded = recordedThreadId(recording);
       return replay(recording, 'turn/start', request, (l) => l.split(recorded).join(threadId), scenario === 'crash' ? { crashAfterDeltas: 2 } : {});
     }
     case 'turn/interrupt':
       process.stdout.write(`${JSON.stringify({ id: request.id, result: {} })}\n`);
-      interruptWaiter?.();
+      if (!deaf) interruptWaiter?.();
       return undefined;
     default:
       if (request.id !== undefined) process.stdout.write(`${JSON.stringify({ id: request.id, error: { code: -32601, message: `fake codex: ${request.method} not recorded` } })}\n`);

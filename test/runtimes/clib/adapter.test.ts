@@ -142,6 +142,26 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
     await noOrphans();
   });
 
+  it('abort unconfirmed by a busy codex: still done aborted, the transcript still ends the turn, no process', async () => {
+    const other = await startService({ env: { SPACE_CLIB_BIN: FAKE_CODEX, SPACE_CHAT_ABORT_GRACE_MS: '400' } });
+    try {
+      const deafRuntime = new ClibRuntime(other.service.ctx);
+      const controller = new AbortController();
+      const turn = await deafRuntime.prepare({ text: '[[deaf]] take your time', agentId: 'proj-a' });
+      const events = await collect(turn.run(controller.signal), (e) => {
+        if (e.type === 'session') setTimeout(() => controller.abort(), 600);
+      });
+      expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'aborted' });
+      const lines = (await readFile(deafRuntime.store.transcriptFile('proj-a', turn.sessionId!), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      expect(lines.at(-1)).toMatchObject({ type: 'turn.failed', error: { message: 'Turn interrupted' } });
+      const log = (await readFile(path.join(other.home, 'fake-codex.log.jsonl'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      expect(log.filter((e) => e.request?.method === 'turn/interrupt')).toHaveLength(1);
+      for (const pid of new Set(log.map((e) => e.pid as number))) expect(livePidsInGroup(pid), `group ${pid}`).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('a crash mid-turn ends in an error naming the signal, after the text that came', async () => {
     const events = await collect((await runtime.prepare({ text: '[[crash]] hi', agentId: 'proj-a' })).run(new AbortController().signal));
     expect(textOf(events)).toBe('Hello from ');
