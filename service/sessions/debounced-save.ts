@@ -13,7 +13,7 @@ const BUSY_SHARE = 0.05;
  * One saved file of the service's state folder, written whole (temp file, fsync, rename; 0600) a
  * delay after the last change, since what it keeps changes in bursts, and never oftener than a
  * large state's cost allows. Saves run one after the other; `close()` writes what is still
- * waiting at once and lets the last save finish. The body may come in parts (lines), written
+ * waiting at once and lets the last save finish; a change after it is not saved. The body may come in parts (lines), written
  * one after the other: never joined into one string, nor made one buffer.
  */
 export class DebouncedSave {
@@ -21,6 +21,8 @@ export class DebouncedSave {
   private saving: Promise<void> = Promise.resolve();
   /** Epoch ms before which the next save does not start. */
   private notBefore = 0;
+  /** After close() nothing is written: the service's folder may already be gone (a change made as it stopped is made again at the next start). */
+  private closed = false;
 
   constructor(
     private readonly file: string,
@@ -31,6 +33,7 @@ export class DebouncedSave {
   ) {}
 
   schedule(): void {
+    if (this.closed) return;
     this.timer ??= setTimeout(
       () => {
         this.timer = undefined;
@@ -42,6 +45,7 @@ export class DebouncedSave {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;

@@ -6,7 +6,7 @@ import { createHeadlessHost } from '../../service/host.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { CLAUDE_DOUBLE, recordedText } from '../helpers/chat.js';
 import { startService } from '../helpers/service.js';
-import { closeAfterEach } from '../helpers/teardown.js';
+import { closeAfterEach, removal } from '../helpers/teardown.js';
 import { seedWorkspace } from './seed.js';
 
 /**
@@ -29,6 +29,7 @@ function strayWords(text: string): string[] {
 
 async function seededService(host?: ReturnType<typeof createHeadlessHost>) {
   const home = await mkdtemp(path.join(os.tmpdir(), 'space-diag-'));
+  track(removal(home));
   const seeded = await seedWorkspace(home);
   const svc = track(await startService({ home, host, env: { SPACE_CLIA_BIN: CLAUDE_DOUBLE, AGENT_NAME: 'clia_code' } }));
   return { svc, seeded };
@@ -90,6 +91,7 @@ describe('the diagnostics page in Chromium', () => {
 
   it('a fresh install (an empty HOME: no sessions, no usage) shows empty cards, never "null"', async () => {
     const home = await mkdtemp(path.join(os.tmpdir(), 'space-diag-empty-'));
+    track(removal(home));
     const svc = track(await startService({ home, env: { SPACE_CLIA_BIN: CLAUDE_DOUBLE, AGENT_NAME: 'clia_code' } }));
     const browser = track(await launchBrowser());
     const { page, problems } = await browser.page();

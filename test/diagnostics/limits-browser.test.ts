@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { launchBrowser } from '../helpers/browser.js';
 import { CLAUDE_DOUBLE } from '../helpers/chat.js';
 import { startService } from '../helpers/service.js';
-import { closeAfterEach } from '../helpers/teardown.js';
+import { closeAfterEach, removal } from '../helpers/teardown.js';
 import { seedWorkspace } from './seed.js';
 
 /**
@@ -20,6 +20,7 @@ const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
 describe('the diagnostics page: context, limits, budgets', () => {
   it('shows each runtime\'s windows with reset times or the unknown reason, the budgets with spend, and the selected session\'s context', async () => {
     const home = await mkdtemp(path.join(os.tmpdir(), 'space-diag-limits-'));
+    track(removal(home));
     const seeded = await seedWorkspace(home);
     const svc = track(await startService({ home, env: { SPACE_CLIA_BIN: CLAUDE_DOUBLE, AGENT_NAME: 'clia_code' } }));
     const reset = new Date(Date.now() + 3 * 3600_000);

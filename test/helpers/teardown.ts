@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { afterEach } from 'vitest';
 
 interface Closable {
@@ -17,4 +18,9 @@ export function closeAfterEach(): <T extends Closable>(thing: T) => T {
     open.push(thing);
     return thing;
   };
+}
+
+/** A temp folder's removal, for closeAfterEach: handed over before what writes in it, it goes after that is closed. */
+export function removal(dir: string): Closable {
+  return { close: () => rm(dir, { recursive: true, force: true }) };
 }

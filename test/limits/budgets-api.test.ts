@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await svc?.close();
+  await rm(home, { recursive: true, force: true });
 });
 
 const put = (id: string, body: unknown) => svc.request('PUT', `/api/budgets/${id}`, { body });

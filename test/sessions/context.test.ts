@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await svc.close();
+  await rm(home, { recursive: true, force: true });
 });
 
 describe('GET /api/sessions/{id} context', () => {

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseChatData, refusalMessage, SseDataSplitter, type ChatPiece } from '../../../service/runtimes/runtimea/chat-sse.js';
 import { agentOf } from '../../../service/runtimes/runtimea/runtime.js';
 import { GatewaySessionStore } from '../../../service/runtimes/runtimea/session-store.js';
@@ -99,6 +99,7 @@ const NAVIGATION = JSON.stringify({ version: 1, report: { kind: 'leaf' }, naviga
 describe('gateway session stores (read-only)', () => {
   it('file store (openclaw 2026.7.1): rows by key and by session id, transcript by id', async () => {
     const state = mkdtempSync(path.join(os.tmpdir(), 'oc-file-'));
+    onTestFinished(() => rmSync(state, { recursive: true, force: true }));
     cpSync(path.join(STORES, 'runtimea-file'), path.join(state, 'agents', 'main', 'sessions'), { recursive: true });
     const store = new GatewaySessionStore(state);
     expect(store.layout('main')).toBe('file');
@@ -114,6 +115,7 @@ describe('gateway session stores (read-only)', () => {
 
   it('SQLite store (openclaw 2026.9.6, its real schema): rows and transcripts, compressed rows decompressed; a damaged one is skipped', async () => {
     const state = mkdtempSync(path.join(os.tmpdir(), 'oc-sqlite-'));
+    onTestFinished(() => rmSync(state, { recursive: true, force: true }));
     const dbFile = path.join(state, 'agents', 'main', 'agent', 'openclaw-agent.sqlite');
     mkdirSync(path.dirname(dbFile), { recursive: true });
     mkdirSync(path.join(state, 'agents', 'main', 'sessions'), { recursive: true }); // exists, stays empty
@@ -177,6 +179,7 @@ describe('gateway session stores (read-only)', () => {
 
   it('no store yet: nothing, and nothing created', async () => {
     const state = mkdtempSync(path.join(os.tmpdir(), 'oc-none-'));
+    onTestFinished(() => rmSync(state, { recursive: true, force: true }));
     const store = new GatewaySessionStore(state);
     expect(store.layout('main')).toBe('none');
     expect(await store.byKey('main', 'agent:main:x')).toBeUndefined();
