@@ -13,7 +13,7 @@
 // Cache: $SPACE_TEST_PROGRAMS_DIR, else $XDG_CACHE_HOME/space-test-programs, else
 // ~/.cache/space-test-programs. One folder per package@version; a `.done` marker is written
 // only after a complete install, so an interrupted install is redone.
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -58,7 +58,7 @@ export function programPath(name) {
   return undefined;
 }
 
-function install(name) {
+async function install(name) {
   const p = PROGRAMS[name];
   const dir = folder(name);
   if (programPath(name)) return 'cached';
@@ -66,10 +66,13 @@ function install(name) {
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'space-test-program', private: true }));
   // Install scripts are not needed by any of these (binaries ship inside the packages);
-  // --ignore-scripts keeps them from reaching outside.
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-save', `${p.package}@${p.version}`], {
-    cwd: dir,
-    stdio: ['ignore', 'ignore', 'inherit'],
+  // --ignore-scripts keeps them from reaching outside. Only errors are printed: the programs
+  // declare newer engines than the Node that installs them (each runs on its own: node24 runs
+  // OpenClaw; Claude Code and Codex are native binaries).
+  await new Promise((resolve, reject) => {
+    const args = ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-save', '--loglevel', 'error', `${p.package}@${p.version}`];
+    const child = execFile('npm', args, { cwd: dir, maxBuffer: 64 * 1024 * 1024 }, (err) => (err ? reject(new Error(`${name}: npm install failed: ${err.message}`)) : resolve()));
+    child.stderr.pipe(process.stderr);
   });
   if (!PROGRAMS[name].bins.some((rel) => existsSync(path.join(dir, rel)))) throw new Error(`${name}: no binary found after install`);
   writeFileSync(path.join(dir, '.done'), new Date().toISOString());
@@ -80,10 +83,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   if (process.argv.includes('--paths')) {
     console.log(JSON.stringify(Object.fromEntries(Object.keys(PROGRAMS).map((n) => [n, programPath(n) ?? null]))));
   } else {
-    for (const name of Object.keys(PROGRAMS)) {
-      const started = Date.now();
-      const outcome = install(name);
-      console.log(`program ${name} ${PROGRAMS[name].package}@${PROGRAMS[name].version}: ${outcome} (${Date.now() - started} ms)`);
-    }
+    // Side by side: OpenClaw's install alone is most of the wait (44 of 61 s one after the other).
+    const started = Date.now();
+    await Promise.all(
+      Object.keys(PROGRAMS).map(async (name) => {
+        const outcome = await install(name);
+        console.log(`program ${name} ${PROGRAMS[name].package}@${PROGRAMS[name].version}: ${outcome} (${Date.now() - started} ms)`);
+      }),
+    );
   }
 }
