@@ -9,7 +9,7 @@ export default defineConfig({
     exclude: [...configDefaults.exclude, 'test/adversarial/slow/**'],
     pool: 'forks',
     // A worker's files share its loaded modules (the service's and the helpers'), imported once
-    // per worker instead of once per file: a ninth of the suite's CPU went to imports. Files hold
+    // per worker instead of once per file: an eighth of the suite's CPU went to imports. Files hold
     // no state in modules of their own that another could see (docs/testing.md#where-the-time-goes).
     isolate: false,
     // Files side by side, one more than the cores: most of a file's time is spent waiting on its

@@ -13,15 +13,16 @@ const BUSY_SHARE = 0.05;
  * One saved file of the service's state folder, written whole (temp file, fsync, rename; 0600) a
  * delay after the last change, since what it keeps changes in bursts, and never oftener than a
  * large state's cost allows. Saves run one after the other; `close()` writes what is still
- * waiting at once and lets the last save finish; a change after it is not saved. The body may come in parts (lines), written
- * one after the other: never joined into one string, nor made one buffer.
+ * waiting at once and lets the last save finish; a change after it is not saved. The body may
+ * come in parts (lines), written one after the other: never joined into one string, nor made
+ * one buffer.
  */
 export class DebouncedSave {
   private timer: NodeJS.Timeout | undefined;
   private saving: Promise<void> = Promise.resolve();
   /** Epoch ms before which the next save does not start. */
   private notBefore = 0;
-  /** After close() nothing is written: the service's folder may already be gone (a change made as it stopped is made again at the next start). */
+  /** After close() nothing is written: the folder may be gone (what changed as the service stopped is found again at its next start). */
   private closed = false;
 
   constructor(

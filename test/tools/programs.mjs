@@ -84,12 +84,16 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.log(JSON.stringify(Object.fromEntries(Object.keys(PROGRAMS).map((n) => [n, programPath(n) ?? null]))));
   } else {
     // Side by side: OpenClaw's install alone is most of the wait (44 of 61 s one after the other).
+    // A failure waits for the other installs to end (no npm left running), then fails the run.
     const started = Date.now();
-    await Promise.all(
+    const results = await Promise.allSettled(
       Object.keys(PROGRAMS).map(async (name) => {
         const outcome = await install(name);
         console.log(`program ${name} ${PROGRAMS[name].package}@${PROGRAMS[name].version}: ${outcome} (${Date.now() - started} ms)`);
       }),
     );
+    const failed = results.filter((r) => r.status === 'rejected');
+    for (const r of failed) console.error(String(r.reason.message ?? r.reason));
+    if (failed.length > 0) process.exit(1);
   }
 }
