@@ -240,9 +240,10 @@ export class ClibTurn {
       const confirmed = Promise.race([this.ended, this.rpc.closed, delay(this.deps.interruptGraceMs)]);
       this.rpc.request('turn/interrupt', { threadId: this.mapper.threadId, turnId }).catch(() => undefined);
       await confirmed;
-      // Codex did not confirm in time (busy, or gone): the transcript still says the turn ended.
-      if (this.endStatus === undefined) this.apply({ kind: 'transcript', event: INTERRUPTED });
     }
+    // Without codex's confirmation (stopped before its turn began, or codex busy or gone), the
+    // transcript still says the turn ended: never a prompt left as if it were still running.
+    if (this.endStatus === undefined) this.apply({ kind: 'transcript', event: INTERRUPTED });
     this.finish({ type: 'done', finishReason: 'aborted' });
   }
 

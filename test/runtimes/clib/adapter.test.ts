@@ -132,13 +132,25 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
   it('abort interrupts the turn (turn/interrupt), ends with done aborted and leaves no process', async () => {
     const controller = new AbortController();
     const turn = await runtime.prepare({ text: '[[slow]] take your time', agentId: 'proj-a' });
+    // Stopped once the turn runs (its reasoning streams): a fixed delay raced codex's start on a loaded machine.
     const events = await collect(turn.run(controller.signal), (e) => {
-      if (e.type === 'session') setTimeout(() => controller.abort(), 600);
+      if (e.type === 'thinking') controller.abort();
     });
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'aborted' });
     expect(await requestsOf('turn/interrupt')).toHaveLength(1);
     const lines = await transcript('proj-a', turn.sessionId!);
     expect(lines.at(-1)).toMatchObject({ type: 'turn.failed', error: { message: 'Turn interrupted' } });
+    await noOrphans();
+  });
+
+  it('abort before codex began the turn: done aborted, and the transcript has the prompt, then the turn interrupted', async () => {
+    const controller = new AbortController();
+    const turn = await runtime.prepare({ text: 'stopped at once', agentId: 'proj-a' });
+    const events = await collect(turn.run(controller.signal), (e) => {
+      if (e.type === 'session') controller.abort();
+    });
+    expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'aborted' });
+    expect((await transcript('proj-a', turn.sessionId!)).map((l) => l.type)).toEqual(['user.message', 'turn.failed']);
     await noOrphans();
   });
 
@@ -149,7 +161,7 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
       const controller = new AbortController();
       const turn = await deafRuntime.prepare({ text: '[[deaf]] take your time', agentId: 'proj-a' });
       const events = await collect(turn.run(controller.signal), (e) => {
-        if (e.type === 'session') setTimeout(() => controller.abort(), 600);
+        if (e.type === 'thinking') controller.abort();
       });
       expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'aborted' });
       const lines = (await readFile(deafRuntime.store.transcriptFile('proj-a', turn.sessionId!), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
