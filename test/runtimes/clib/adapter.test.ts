@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livePidsInGroup } from '../../../service/process/supervisor.js';
 import { ClibRuntime } from '../../../service/runtimes/clib/runtime.js';
+import type { RuntimeEvent } from '../../../service/runtimes/runtime.js';
 import { collect, textOf } from '../../helpers/events.js';
 import { startService, type TestService } from '../../helpers/service.js';
 
@@ -39,9 +40,22 @@ async function noOrphans(): Promise<void> {
   for (const pid of pids) expect(livePidsInGroup(pid), `group ${pid}`).toEqual([]);
 }
 
-async function transcript(agentId: string, sessionId: string): Promise<any[]> {
-  const text = await readFile(runtime.store.transcriptFile(agentId, sessionId), 'utf8');
+async function transcript(agentId: string, sessionId: string, on: ClibRuntime = runtime): Promise<any[]> {
+  const text = await readFile(on.store.transcriptFile(agentId, sessionId), 'utf8');
   return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+/**
+ * A turn of `text` on `on`, stopped at its first event of type `at` ('thinking': once the turn
+ * runs, its reasoning streaming; a fixed delay raced codex's start on a loaded machine).
+ */
+async function stopped(text: string, at: RuntimeEvent['type'], on: ClibRuntime = runtime): Promise<{ sessionId: string; events: RuntimeEvent[] }> {
+  const controller = new AbortController();
+  const turn = await on.prepare({ text, agentId: 'proj-a' });
+  const events = await collect(turn.run(controller.signal), (e) => {
+    if (e.type === at) controller.abort();
+  });
+  return { sessionId: turn.sessionId!, events };
 }
 
 describe('clib adapter (fake codex replaying recorded app-server output)', () => {
@@ -130,27 +144,18 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
   });
 
   it('abort interrupts the turn (turn/interrupt), ends with done aborted and leaves no process', async () => {
-    const controller = new AbortController();
-    const turn = await runtime.prepare({ text: '[[slow]] take your time', agentId: 'proj-a' });
-    // Stopped once the turn runs (its reasoning streams): a fixed delay raced codex's start on a loaded machine.
-    const events = await collect(turn.run(controller.signal), (e) => {
-      if (e.type === 'thinking') controller.abort();
-    });
+    const { sessionId, events } = await stopped('[[slow]] take your time', 'thinking');
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'aborted' });
     expect(await requestsOf('turn/interrupt')).toHaveLength(1);
-    const lines = await transcript('proj-a', turn.sessionId!);
+    const lines = await transcript('proj-a', sessionId);
     expect(lines.at(-1)).toMatchObject({ type: 'turn.failed', error: { message: 'Turn interrupted' } });
     await noOrphans();
   });
 
   it('abort before codex began the turn: done aborted, and the transcript has the prompt, then the turn interrupted', async () => {
-    const controller = new AbortController();
-    const turn = await runtime.prepare({ text: 'stopped at once', agentId: 'proj-a' });
-    const events = await collect(turn.run(controller.signal), (e) => {
-      if (e.type === 'session') controller.abort();
-    });
+    const { sessionId, events } = await stopped('stopped at once', 'session');
     expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'aborted' });
-    expect((await transcript('proj-a', turn.sessionId!)).map((l) => l.type)).toEqual(['user.message', 'turn.failed']);
+    expect((await transcript('proj-a', sessionId)).map((l) => l.type)).toEqual(['user.message', 'turn.failed']);
     await noOrphans();
   });
 
@@ -158,13 +163,9 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
     const other = await startService({ env: { SPACE_CLIB_BIN: FAKE_CODEX, SPACE_CHAT_ABORT_GRACE_MS: '400' } });
     try {
       const deafRuntime = new ClibRuntime(other.service.ctx);
-      const controller = new AbortController();
-      const turn = await deafRuntime.prepare({ text: '[[deaf]] take your time', agentId: 'proj-a' });
-      const events = await collect(turn.run(controller.signal), (e) => {
-        if (e.type === 'thinking') controller.abort();
-      });
+      const { sessionId, events } = await stopped('[[deaf]] take your time', 'thinking', deafRuntime);
       expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'aborted' });
-      const lines = (await readFile(deafRuntime.store.transcriptFile('proj-a', turn.sessionId!), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      const lines = await transcript('proj-a', sessionId, deafRuntime);
       expect(lines.at(-1)).toMatchObject({ type: 'turn.failed', error: { message: 'Turn interrupted' } });
       const log = (await readFile(path.join(other.home, 'fake-codex.log.jsonl'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
       expect(log.filter((e) => e.request?.method === 'turn/interrupt')).toHaveLength(1);
