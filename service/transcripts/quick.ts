@@ -133,13 +133,8 @@ function quoteFrom(line: Buffer, from: number): number {
 /**
  * Calls `each(start)` with the start of every element of the array opening at `i`; an `each`
  * that reads the element itself answers the index just past it (-1: unsure), else the walk
- * skips it. False when not compact JSON.
+ * skips it. Answers the index just past the array's `]`, or -1 when not compact JSON.
  */
-export function eachElement(line: Buffer, i: number, each: (start: number) => number | void): boolean {
-  return elementsEnd(line, i, each) !== -1;
-}
-
-/** eachElement, answering the index just past the array's `]` (-1: unsure). */
 export function elementsEnd(line: Buffer, i: number, each: (start: number) => number | void): number {
   if (line[i] !== 0x5b) return -1;
   let j = i + 1;

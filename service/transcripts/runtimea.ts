@@ -1,6 +1,6 @@
 import type { LogEntry, Role } from './types.js';
 import { isObject, isoTime, messageEntry, num, str, textOf, usageEntry, type Json, type LineContext } from './common.js';
-import { eachElement, indexNear, looksWhole, spanAt, spanIs, startsWith, topTypeSpan } from './quick.js';
+import { elementsEnd, indexNear, looksWhole, spanAt, spanIs, startsWith, topTypeSpan } from './quick.js';
 
 /**
  * runtimea (OpenClaw) transcript records: `<sessionId>.jsonl` lines (2026.7.1) and
@@ -138,13 +138,13 @@ export function peekRuntimea(line: Buffer): Role[] | undefined {
 function peekBlocks(line: Buffer, contentAt: number): Role[] | undefined {
   let calls = 0;
   let text = false;
-  const ok = eachElement(line, contentAt, (start) => {
+  const end = elementsEnd(line, contentAt, (start) => {
     if (startsWith(line, TOOL_CALL_BLOCK, start)) calls++;
     else if (startsWith(line, TEXT_BLOCK, start)) text ||= line[start + TEXT_BLOCK.length] !== 0x22;
     else if (startsWith(line, IMAGE_BLOCK, start)) text = true;
     else if (line[start] === 0x22) text ||= line[start + 1] !== 0x22;
   });
-  if (!ok) return undefined;
+  if (end === -1) return undefined;
   // With no text, an error message would be shown instead: let the parser decide.
   if (!text && calls > 0 && line.includes(ERROR_MESSAGE)) return undefined;
   const roles: Role[] = text || calls === 0 ? ['assistant'] : [];

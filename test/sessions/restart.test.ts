@@ -31,7 +31,7 @@ describe('saved message counts', () => {
     await first.close();
     const countsFile = path.join(home, '.space-state', 'session-counts.json');
     expect((await stat(countsFile)).mode & 0o777).toBe(0o600);
-    // Version 2: a header line, then one line per log: its path as JSON, a tab, the key, count and checkpoints.
+    // A header line, then one line per log: its path as JSON, a tab, the key, count and checkpoints.
     const lines = (await readFile(countsFile, 'utf8')).split('\n');
     expect(lines[0]).toBe('{"version":5}');
     expect(lines).toHaveLength(3);

@@ -26,17 +26,18 @@ beforeAll(async () => {
 });
 afterAll(() => svc.close());
 
-async function fakeLog(): Promise<any[]> {
-  const text = await readFile(path.join(svc.home, 'fake-codex.log.jsonl'), 'utf8').catch(() => '');
+/** What the fake codex of the service in `home` logged (each request, each pid). */
+async function fakeLog(home = svc.home): Promise<any[]> {
+  const text = await readFile(path.join(home, 'fake-codex.log.jsonl'), 'utf8').catch(() => '');
   return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
-async function requestsOf(method: string): Promise<any[]> {
-  return (await fakeLog()).filter((e) => e.request?.method === method).map((e) => e.request);
+async function requestsOf(method: string, home = svc.home): Promise<any[]> {
+  return (await fakeLog(home)).filter((e) => e.request?.method === method).map((e) => e.request);
 }
 
-async function noOrphans(): Promise<void> {
-  const pids = [...new Set((await fakeLog()).map((e) => e.pid as number))];
+async function noOrphans(home = svc.home): Promise<void> {
+  const pids = [...new Set((await fakeLog(home)).map((e) => e.pid as number))];
   for (const pid of pids) expect(livePidsInGroup(pid), `group ${pid}`).toEqual([]);
 }
 
@@ -167,9 +168,8 @@ describe('clib adapter (fake codex replaying recorded app-server output)', () =>
       expect(events.at(-1)).toEqual({ type: 'done', finishReason: 'aborted' });
       const lines = await transcript('proj-a', sessionId, deafRuntime);
       expect(lines.at(-1)).toMatchObject({ type: 'turn.failed', error: { message: 'Turn interrupted' } });
-      const log = (await readFile(path.join(other.home, 'fake-codex.log.jsonl'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
-      expect(log.filter((e) => e.request?.method === 'turn/interrupt')).toHaveLength(1);
-      for (const pid of new Set(log.map((e) => e.pid as number))) expect(livePidsInGroup(pid), `group ${pid}`).toEqual([]);
+      expect(await requestsOf('turn/interrupt', other.home)).toHaveLength(1);
+      await noOrphans(other.home);
     } finally {
       await other.close();
     }
