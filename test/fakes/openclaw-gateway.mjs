@@ -19,6 +19,7 @@ import { createServer } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { attachOperator } from './openclaw-operator.mjs';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'runtimea');
 const HTTP = path.join(FIXTURES, '2026.9.6', 'http');
@@ -153,6 +154,7 @@ function transcriptRecords(sessionId, isNew, userText, answer, usage, runId) {
 
 export function startGateway({ stateDir, port, token, onListening }) {
   const config = settings(stateDir);
+  const configFile = process.env.OPENCLAW_CONFIG_PATH ?? path.join(stateDir, 'openclaw.json');
   const store = new Store(stateDir, config.store);
   const startedAt = Date.now();
   const readyz = readFileSync(path.join(HTTP, 'probe-readyz.json'), 'utf8');
@@ -163,10 +165,13 @@ export function startGateway({ stateDir, port, token, onListening }) {
       return Date.now() - startedAt < config.readyAfterMs ? json(res, 503, '{"ready":false,"failing":["startup-sidecars"]}') : json(res, 200, readyz);
     }
     if (token !== null && req.headers.authorization !== `Bearer ${token}`) return json(res, 401, readFileSync(path.join(HTTP, 'turn10-noauth.sse'), 'utf8'));
-    if (url.pathname !== '/v1/chat/completions' || req.method !== 'POST') return json(res, 404, '{"error":{"message":"Not Found","type":"not_found"}}');
+    // Like the real one, the chat endpoint exists only while the config turns it on (read anew: hot reload).
+    if (url.pathname !== '/v1/chat/completions' || req.method !== 'POST' || !chatEndpointOn(configFile)) return json(res, 404, '{"error":{"message":"Not Found","type":"not_found"}}');
     let raw = '';
     for await (const c of req) raw += c;
     const body = JSON.parse(raw);
+    // No messages (the service's probe that the endpoint is served): refused before any run, like the real one.
+    if (!Array.isArray(body.messages)) return json(res, 400, readFileSync(path.join(HTTP, 'turn9-bad-model-main.sse'), 'utf8'));
     logInvocation(stateDir, { chat: { model: body.model, stream: body.stream, include_usage: body.stream_options?.include_usage, messages: body.messages, sessionKey: req.headers['x-openclaw-session-key'] ?? null, modelOverride: req.headers['x-openclaw-model'] ?? null } });
     const target = /^openclaw(?:[/:](.+))?$/.exec(body.model ?? '');
     if (!target) return json(res, 400, readFileSync(path.join(HTTP, 'turn9-bad-model-main.sse'), 'utf8'));
@@ -179,6 +184,7 @@ export function startGateway({ stateDir, port, token, onListening }) {
     const userText = body.messages?.at(-1)?.content ?? '';
     await stream(res, { store, agent, key, sessionId, isNew: !existing, userText, model: body.model });
   });
+  attachOperator(server, { configFile, secret: token, settings: () => settings(stateDir), log: (entry) => logInvocation(stateDir, entry) });
   server.on('error', (err) => {
     process.stderr.write(`Gateway failed to start: ${err.message}\n`);
     process.exit(1);
@@ -234,6 +240,14 @@ async function stream(res, run) {
 
 function rewrite(line, runId, model) {
   return line.replace(/chatcmpl_[0-9a-f-]{36}/g, runId).replace(/"model":"openclaw[^"]*"/, `"model":${JSON.stringify(model)}`);
+}
+
+function chatEndpointOn(configFile) {
+  try {
+    return JSON.parse(readFileSync(configFile, 'utf8')).gateway?.http?.endpoints?.chatCompletions?.enabled === true;
+  } catch {
+    return false;
+  }
 }
 
 function json(res, status, body) {

@@ -2,7 +2,8 @@
  * Records the operator WebSocket of the real, pinned OpenClaw gateway (on the pinned Node 24)
  * as the service speaks it, for test/fixtures/runtimea/2026.9.6/operator/frames.jsonl: the
  * handshake, `sessions.get` / `sessions.patch` around a turn, an exec approval asked and
- * allowed, one denied. The state folder comes from `openclaw onboard`; the turns are the
+ * allowed, one denied; and apart, in config-patch.jsonl, the chat endpoint turned on as the service
+ * does it once the gateway is ready (`config.get`, then `config.patch` with its hash). The state folder comes from `openclaw onboard`; the turns are the
  * adapter's own HTTP requests to the loopback fake provider. Run inside the loopback-only
  * namespace:
  *
@@ -20,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { startFakeChat } from '../fakes/openai-chat.js';
 import { realProgram } from '../helpers/programs.js';
-import { openclawCommand, openclawOnboard } from '../helpers/setups.js';
+import { openclawOnboard } from '../helpers/setups.js';
 
 const OUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'runtimea', '2026.9.6', 'operator');
 const node = realProgram('node24');
@@ -33,8 +34,6 @@ const stateDir = path.join(home, '.runtimea');
 const token = 'recorder-operator-token-0123456789';
 await openclawOnboard({ node, openclaw, home, stateDir, providerUrl: fake.url, apiKey: 'sk-recorder', auth: { mode: 'token', token } });
 await writeFile(path.join(stateDir, '.env'), 'PROVB_API_KEY=sk-recorder\n');
-// What the service does before it starts a gateway: the chat endpoint on.
-await openclawCommand({ node, openclaw, home, stateDir }, ['config', 'set', 'gateway.http.endpoints.chatCompletions.enabled', 'true']);
 const port = 18000 + Math.floor(Math.random() * 1000);
 const gateway = spawn(node, [openclaw, 'gateway', 'run', '--port', String(port)], {
   env: { PATH: `${path.dirname(node)}:${process.env.PATH}`, HOME: home, OPENCLAW_STATE_DIR: stateDir, OPENCLAW_NO_RESPAWN: '1', OPENCLAW_DISABLE_BONJOUR: '1', OPENCLAW_EXEC_SHELL_SNAPSHOT: '0' },
@@ -77,6 +76,12 @@ await call('connect', {
   caps: ['exec-approvals'],
   auth: { token, password: token },
 });
+// What the service does once its gateway is ready: the chat endpoint on, through the gateway.
+const handshake = lines.length;
+const current = await call('config.get', {});
+await call('config.patch', { raw: JSON.stringify({ gateway: { http: { endpoints: { chatCompletions: { enabled: true } } } } }), baseHash: current.payload.hash });
+const configFrames = lines.splice(handshake);
+while ((await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}` } }).then((r) => r.status, () => 0)) === 404) await new Promise((r) => setTimeout(r, 100));
 
 async function turn(header: string, text: string): Promise<void> {
   const res = await fetch(`${url}/v1/chat/completions`, {
@@ -99,7 +104,8 @@ await call('sessions.patch', { key, permissionMode: null });
 ws.close();
 await mkdir(OUT, { recursive: true });
 await writeFile(path.join(OUT, 'frames.jsonl'), `${lines.join('\n')}\n`);
+await writeFile(path.join(OUT, 'config-patch.jsonl'), `${configFrames.join('\n')}\n`);
 process.kill(-gateway.pid!, 'SIGTERM');
 await fake.close();
 await rm(home, { recursive: true, force: true }).catch(() => undefined);
-console.log(`${lines.length} frames -> ${path.relative(process.cwd(), OUT)}/frames.jsonl`);
+console.log(`${lines.length} frames -> ${path.relative(process.cwd(), OUT)}/frames.jsonl, ${configFrames.length} -> config-patch.jsonl`);

@@ -6,7 +6,8 @@ import JSON5 from 'json5';
  * The gateway's own config, `<state dir>/openclaw.json` (OPENCLAW_CONFIG_PATH overrides it):
  * OpenClaw's file, JSON5 (users edit it by hand: comments, trailing commas, unquoted keys), so it
  * is read with the json5 package, as OpenClaw reads it. The service changes it only through
- * OpenClaw's own CLI (`openclaw config set`), which keeps its backups and clobber checks.
+ * OpenClaw itself, which keeps its backups and clobber checks: the running gateway's
+ * `config.patch` (chat-endpoint.ts), else its CLI (`openclaw config set`).
  */
 export type ConfigRead = { state: 'ok'; config: Record<string, any> } | { state: 'missing' } | { state: 'unreadable' };
 
@@ -35,4 +36,6 @@ export function chatEndpointEnabled(read: ConfigRead): boolean {
 }
 
 export const ENABLE_CHAT_ENDPOINT = ['config', 'set', 'gateway.http.endpoints.chatCompletions.enabled', 'true', '--strict-json'];
+/** The same change as a JSON merge patch, for the gateway's `config.patch`. */
+export const CHAT_ENDPOINT_PATCH = JSON.stringify({ gateway: { http: { endpoints: { chatCompletions: { enabled: true } } } } });
 export const DOCTOR_FIX = ['doctor', '--fix', '--yes', '--non-interactive'];

@@ -8,6 +8,7 @@ import type { OwnedProcess } from '../../process/supervisor.js';
 import { readEnvValues } from '../binding.js';
 import { programEnv } from '../program-env.js';
 import { gatewayAuth, type GatewayAuth } from './gateway-auth.js';
+import { patchChatEndpoint } from './chat-endpoint.js';
 import { chatEndpointEnabled, DOCTOR_FIX, ENABLE_CHAT_ENDPOINT, gatewayConfigFile, readGatewayConfig } from './gateway-config.js';
 import { OutputTail } from './output-tail.js';
 import { findGatewayProgram, pathWithNode, type GatewayProgram } from './program.js';
@@ -23,11 +24,12 @@ import { GatewayPidFile, getJson, isGatewayProcess, probePort, stopStaleGateway 
  * OpenClaw entry; work out the gateway auth (gateway-auth.ts: what openclaw.json configures,
  * else a per-launch token); stop a stale gateway of an earlier run; use a gateway that
  * already owns the state folder (running-gateway.ts) with the configured auth; refuse a port
- * held by someone else; make sure the HTTP chat endpoint is on (`openclaw config set`, only
- * when the config does not already say so); run `openclaw gateway run --port P --bind
- * loopback --allow-unconfigured` (plus `--auth token` and a fresh token in
- * OPENCLAW_GATEWAY_TOKEN when no auth is configured), the state dir in OPENCLAW_STATE_DIR and
- * OPENCLAW_NO_RESPAWN=1; ready once GET /readyz answers 200.
+ * held by someone else; run `openclaw gateway run --port P --bind loopback --allow-unconfigured`
+ * (plus `--auth token` and a fresh token in OPENCLAW_GATEWAY_TOKEN when no auth is configured),
+ * the state dir in OPENCLAW_STATE_DIR and OPENCLAW_NO_RESPAWN=1; ready once GET /readyz answers
+ * 200 and the HTTP chat endpoint is served: when the config does not say it is on, the ready
+ * gateway is asked to turn it on (`config.patch`, chat-endpoint.ts), and `openclaw config set`
+ * runs only when it refuses (the gateway hot-reloads that too).
  * Exit code 78 (OpenClaw's config-class start failure, e.g. a legacy sessions.json) runs
  * `openclaw doctor --fix --yes --non-interactive` once and retries, as OpenClaw's embedding
  * guide says; a second 78 is reported. A crash of a running gateway is restarted after
@@ -176,9 +178,8 @@ export class RuntimeaGateway {
     try {
       const { env, program, auth } = await this.prepare();
       await this.stopStale();
-      await this.ensureChatEndpoint(program, env);
       const running = await runningGatewayFor(this.ctx.config.runtimea.stateDir);
-      if (running) return await this.adopt(running, auth);
+      if (running) return await this.adopt(running, auth, program, env);
       const port = await this.freePort();
       for (let doctored = false; ; doctored = true) {
         const outcome = await this.spawn(program, env, port, auth);
@@ -224,7 +225,7 @@ export class RuntimeaGateway {
   }
 
   /** Uses the user's gateway that owns the state folder, with the configured auth. */
-  private async adopt(running: RunningGateway, auth: GatewayAuth): Promise<GatewayEndpoint> {
+  private async adopt(running: RunningGateway, auth: GatewayAuth, program: GatewayProgram, env: NodeJS.ProcessEnv): Promise<GatewayEndpoint> {
     const url = `http://127.0.0.1:${running.port}`;
     if (auth.kind === 'per-launch') {
       throw new GatewayError(
@@ -235,7 +236,7 @@ export class RuntimeaGateway {
     const token = auth.secret ?? '';
     const current = () => this.adopted === running && isGatewayProcess(running.pid);
     const ready = await this.waitReady(url, current);
-    if (ready !== 'ready' || !(await this.waitChatEndpoint(url, token, current))) {
+    if (ready !== 'ready' || !(await this.chatEndpointOn(program, env, { url, token }, current, true))) {
       this.adopted = undefined;
       const what = ready === 'ready' ? 'did not serve the HTTP chat endpoint (gateway.http.endpoints.chatCompletions.enabled)' : 'did not become ready';
       throw new GatewayError(`The OpenClaw gateway already running for the state folder (pid ${running.pid}, ${url}) ${what} within ${Math.round(this.readyTimeout() / 1000)} s.`);
@@ -276,9 +277,23 @@ export class RuntimeaGateway {
     );
   }
 
-  private async ensureChatEndpoint(program: GatewayProgram, env: NodeJS.ProcessEnv): Promise<void> {
-    if (chatEndpointEnabled(await readGatewayConfig(gatewayConfigFile(this.ctx.config.runtimea.stateDir, env)))) return;
-    await this.runOnce(program, env, ENABLE_CHAT_ENDPOINT, 60_000, 'openclaw config set (HTTP chat endpoint)');
+  /**
+   * A ready gateway serves the chat endpoint: when its config has it off, the gateway is asked to
+   * turn it on (`openclaw config set` when it refuses), then the endpoint is awaited. With the
+   * config already on, only a gateway the service did not start (`verify`) is awaited: it may
+   * not have reloaded it yet. False when it is not served in time.
+   */
+  private async chatEndpointOn(program: GatewayProgram, env: NodeJS.ProcessEnv, endpoint: GatewayEndpoint, current: () => boolean, verify: boolean): Promise<boolean> {
+    const on = chatEndpointEnabled(await readGatewayConfig(gatewayConfigFile(this.ctx.config.runtimea.stateDir, env)));
+    if (on && !verify) return true;
+    if (!on) {
+      await patchChatEndpoint(endpoint, this.ctx.log).catch(async (err: Error) => {
+        if (!current()) return;
+        this.ctx.log.warn({ err: err.message }, 'runtimea: the gateway did not take config.patch; turning the chat endpoint on with openclaw config set');
+        await this.runOnce(program, env, ENABLE_CHAT_ENDPOINT, 60_000, 'openclaw config set (HTTP chat endpoint)');
+      });
+    }
+    return this.waitChatEndpoint(endpoint.url, endpoint.token, current);
   }
 
   /** Spawns the gateway and waits for readiness; 'config-failure' on exit code 78. */
@@ -295,12 +310,19 @@ export class RuntimeaGateway {
     this.proc = proc;
     this.tail.follow(proc, token || undefined);
     await this.pidFile.write({ pid: proc.pid, port, startedAt: new Date().toISOString() });
-    const exitedEarly = proc.exited.then((exit) => ({ exit }));
-    const ready = await Promise.race([this.waitReady(url, () => this.proc === proc), exitedEarly]);
+    let exited = false;
+    const exitedEarly = proc.exited.then((exit) => ((exited = true), { exit }));
+    const current = () => this.proc === proc && !exited;
+    const ready = await Promise.race([this.whenServing(program, env, { url, token }, current), exitedEarly]).catch(async (err: unknown) => {
+      await proc.stop();
+      await this.pidFile.remove();
+      throw err;
+    });
     if (ready !== 'ready') {
       await proc.stop();
       await this.pidFile.remove();
       if (ready === 'timeout') throw new GatewayError(`The runtimea gateway did not become ready within ${Math.round(this.readyTimeout() / 1000)} s: ${this.tail.text()}`);
+      if (ready === 'no-chat') throw new GatewayError(`The runtimea gateway did not serve its HTTP chat endpoint (gateway.http.endpoints.chatCompletions.enabled) within ${Math.round(this.readyTimeout() / 1000)} s: ${this.tail.text()}`);
       if (ready.exit.code === 78) return 'config-failure';
       const how = ready.exit.signal ? `was killed by ${ready.exit.signal}` : `exited with code ${ready.exit.code}`;
       throw new GatewayError(`The runtimea gateway ${how} while starting: ${this.tail.text()}`);
@@ -311,6 +333,12 @@ export class RuntimeaGateway {
     this.ctx.log.info({ pid: proc.pid, port }, 'runtimea: gateway ready');
     void proc.exited.then((exit) => this.exitedWhileRunning(proc, exit));
     return this.endpoint;
+  }
+
+  /** 'ready' once the gateway answers /readyz and serves the chat endpoint. */
+  private async whenServing(program: GatewayProgram, env: NodeJS.ProcessEnv, endpoint: GatewayEndpoint, current: () => boolean): Promise<'ready' | 'timeout' | 'no-chat'> {
+    if ((await this.waitReady(endpoint.url, current)) === 'timeout') return 'timeout';
+    return (await this.chatEndpointOn(program, env, endpoint, current, false)) ? 'ready' : 'no-chat';
   }
 
   private async waitReady(url: string, current: () => boolean): Promise<'ready' | 'timeout'> {

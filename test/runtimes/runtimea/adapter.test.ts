@@ -191,6 +191,9 @@ describe('runtimea with an existing gateway (SPACE_RUNTIMEA_GATEWAY_URL)', () =>
     let gateway: ChildProcess | undefined;
     try {
       const port = 19000 + Math.floor(Math.random() * 900);
+      // A gateway the user runs and names: its chat endpoint is theirs to turn on.
+      await mkdir(state, { recursive: true });
+      await writeFile(path.join(state, 'openclaw.json'), JSON.stringify({ gateway: { http: { endpoints: { chatCompletions: { enabled: true } } } } }));
       gateway = spawn(process.execPath, [path.join(BIN, 'openclaw.mjs'), 'gateway', 'run', '--port', String(port)], { env: { ...process.env, OPENCLAW_STATE_DIR: state, OPENCLAW_GATEWAY_TOKEN: 'external-token' }, stdio: 'ignore' });
       const svc2 = await startService({ env: { SPACE_RUNTIMEA_GATEWAY_URL: `http://127.0.0.1:${port}`, SPACE_RUNTIMEA_GATEWAY_TOKEN: 'external-token', OPENCLAW_STATE_DIR: state, SPACE_RUNTIMEA_BIN: '/nonexistent' } });
       try {

@@ -39,6 +39,9 @@ async function invocations(svc: TestService): Promise<any[]> {
   return text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
+/** An invocation as `gateway run`, `config set`, `doctor --fix` (the CLI) or `config.patch` (the operator socket). */
+const kind = (c: { argv?: string[]; operator?: string; chat?: unknown }): string => c.argv?.slice(0, 2).join(' ') ?? c.operator ?? 'chat';
+
 const status = async (svc: TestService) => (await svc.get('/api/channels/runtimea/status')).json();
 
 describe('runtimea gateway supervisor', () => {
@@ -49,7 +52,7 @@ describe('runtimea gateway supervisor', () => {
     expect(await invocations(svc)).toEqual([]);
   });
 
-  it('starts on demand: chat endpoint enabled through openclaw config set, then gateway run on loopback with a per-launch token', async () => {
+  it('starts on demand: gateway run on loopback with a per-launch token, then the chat endpoint turned on through the ready gateway (config.patch)', async () => {
     const svc = await service({}, { settings: { startMs: 300, readyAfterMs: 300 } });
     const gateway = svc.service.ctx.runtimeaGateway;
     const starting = gateway.ensure();
@@ -58,13 +61,11 @@ describe('runtimea gateway supervisor', () => {
     expect(endpoint.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(endpoint.token.length).toBeGreaterThanOrEqual(32);
     const calls = await invocations(svc);
-    expect(calls.map((c) => c.argv.slice(0, 2))).toEqual([
-      ['config', 'set'],
-      ['gateway', 'run'],
-    ]);
-    expect(calls[0].argv).toEqual(['config', 'set', 'gateway.http.endpoints.chatCompletions.enabled', 'true', '--strict-json']);
+    expect(calls.map(kind)).toEqual(['gateway run', 'config.patch']);
     const port = new URL(endpoint.url).port;
-    expect(calls[1]).toMatchObject({ argv: ['gateway', 'run', '--port', port, '--bind', 'loopback', '--auth', 'token', '--allow-unconfigured'], token: 'set', noRespawn: '1', path0: BIN });
+    expect(calls[0]).toMatchObject({ argv: ['gateway', 'run', '--port', port, '--bind', 'loopback', '--auth', 'token', '--allow-unconfigured'], token: 'set', noRespawn: '1', path0: BIN });
+    // Over the gateway's own operator socket, with the base hash config.get gave.
+    expect(calls[1]).toEqual({ pid: calls[0].pid, operator: 'config.patch', raw: '{"gateway":{"http":{"endpoints":{"chatCompletions":{"enabled":true}}}}}' });
     expect(JSON.parse(await readFile(path.join(stateDir(svc), 'openclaw.json'), 'utf8'))).toEqual({ gateway: { http: { endpoints: { chatCompletions: { enabled: true } } } } });
 
     const body = await status(svc);
@@ -72,6 +73,16 @@ describe('runtimea gateway supervisor', () => {
     expect(JSON.stringify(body)).not.toContain(endpoint.token);
     expect(await gateway.ensure()).toEqual(endpoint);
     expect((await invocations(svc)).length).toBe(2);
+  });
+
+  it('a gateway that refuses config.patch: openclaw config set turns the chat endpoint on instead, and the running gateway takes it', async () => {
+    const svc = await service({}, { settings: { operatorRefusesPatch: true } });
+    const endpoint = await svc.service.ctx.runtimeaGateway.ensure();
+    expect((await invocations(svc)).map(kind)).toEqual(['gateway run', 'config set']);
+    expect(svc.logs.join('')).toMatch(/the gateway did not take config\.patch; turning the chat endpoint on with openclaw config set/);
+    const chat = await fetch(`${endpoint.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${endpoint.token}` }, body: '{}' });
+    expect(chat.status).toBe(400);
+    expect((await status(svc)).gateway).toMatchObject({ state: 'running', last_error: null });
   });
 
   it('gateway auth configured in openclaw.json is used as it is (OpenClaw takes it over any token in the env): no --auth, no per-launch token', async () => {
@@ -87,7 +98,7 @@ describe('runtimea gateway supervisor', () => {
       if (envFile) await writeFile(path.join(stateDir(svc), '.env'), envFile);
       const endpoint = await svc.service.ctx.runtimeaGateway.ensure();
       expect(endpoint.token).toBe(bearer);
-      const run = (await invocations(svc)).find((c) => c.argv[0] === 'gateway');
+      const run = (await invocations(svc)).find((c) => c.argv?.[0] === 'gateway');
       expect(run).toMatchObject({ argv: ['gateway', 'run', '--port', expect.any(String), '--bind', 'loopback', '--allow-unconfigured'], token: null });
       const chat = await fetch(`${endpoint.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${bearer}` }, body: '{}' });
       expect(chat.status).not.toBe(401);
@@ -162,8 +173,8 @@ describe('runtimea gateway supervisor', () => {
     expect(gateway.status()).toMatchObject({ restarts: 1, last_error: null });
     expect(gateway.status().pid).not.toBe(first);
     expect(livePidsInGroup(first)).toEqual([]);
-    // the config already had the chat endpoint on: no second `config set`
-    expect((await invocations(svc)).filter((c) => c.argv[0] === 'config')).toHaveLength(1);
+    // the config already had the chat endpoint on: not turned on a second time
+    expect((await invocations(svc)).map(kind).filter((k) => k !== 'gateway run')).toEqual(['config.patch']);
   });
 
   it('POST /gateway/restart restarts it once a human confirmed', async () => {
@@ -202,7 +213,7 @@ describe('runtimea gateway supervisor', () => {
       const gateway = svc.service.ctx.runtimeaGateway;
       await expect(gateway.ensure()).rejects.toThrow(/is held by an OpenClaw gateway that this service did not start\. Stop it, set SPACE_RUNTIMEA_PORT/);
       expect((await status(svc)).gateway).toMatchObject({ state: 'failed', last_error: expect.stringMatching(/^Port \d+ on 127\.0\.0\.1 is held by/) });
-      expect((await invocations(svc)).filter((c) => c.argv[0] === 'gateway')).toEqual([]);
+      expect((await invocations(svc)).filter((c) => c.argv?.[0] === 'gateway')).toEqual([]);
     } finally {
       foreign.close();
     }
@@ -214,8 +225,7 @@ describe('runtimea gateway supervisor', () => {
     await mkdir(sessions, { recursive: true });
     await writeFile(path.join(sessions, 'sessions.json'), await readFile(path.join(import.meta.dirname, '..', '..', 'fixtures', 'runtimea', '2026.9.6', 'legacy-store-refusal', 'planted-sessions.json')));
     await svc.service.ctx.runtimeaGateway.ensure();
-    const calls = (await invocations(svc)).map((c) => c.argv.slice(0, 2).join(' '));
-    expect(calls).toEqual(['config set', 'gateway run', 'doctor --fix', 'gateway run']);
+    expect((await invocations(svc)).map(kind)).toEqual(['gateway run', 'doctor --fix', 'gateway run', 'config.patch']);
     expect(existsSync(path.join(sessions, 'sessions.json'))).toBe(false);
     expect(svc.logs.join('')).toMatch(/gateway exited with 78 \(configuration\); running openclaw doctor --fix once/);
   });
@@ -226,7 +236,7 @@ describe('runtimea gateway supervisor', () => {
     await mkdir(sessions, { recursive: true });
     await writeFile(path.join(sessions, 'sessions.json'), '{}');
     await expect(svc.service.ctx.runtimeaGateway.ensure()).rejects.toThrow(/refused its configuration again after openclaw doctor --fix \(exit code 78\): .*Legacy session store requires migration/);
-    expect((await invocations(svc)).filter((c) => c.argv[0] === 'gateway')).toHaveLength(2);
+    expect((await invocations(svc)).filter((c) => c.argv?.[0] === 'gateway')).toHaveLength(2);
     expect(svc.service.ctx.runtimeaGateway.status().state).toBe('failed');
   });
 

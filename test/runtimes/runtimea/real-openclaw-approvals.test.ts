@@ -2,8 +2,11 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../../service/log.js';
+import { GatewayOperator } from '../../../service/runtimes/runtimea/operator.js';
 import { startFakeChat, type FakeChat } from '../../fakes/openai-chat.js';
 import { startChat, textOf, type ChatService } from '../../helpers/chat.js';
+import { eventually } from '../../helpers/eventually.js';
 import { realProgram } from '../../helpers/programs.js';
 import type { SseConnection } from '../../helpers/sse.js';
 import { openclawCommand, openclawOnboard } from '../../helpers/setups.js';
@@ -23,15 +26,35 @@ let fake: FakeChat;
 let chat: ChatService;
 const done = (name: string): string => path.join(chat.home, name);
 
-/** A service whose gateway's state folder comes from `openclaw onboard`, then the user's own `openclaw` commands; its gateway started. */
-async function onboarded(token: string, commands: string[][] = []): Promise<ChatService> {
+/** What `openclaw` commands of the user's need: its programs and the service's state folder. */
+const programOf = (svc: ChatService) => ({ node: node24!, openclaw: openclaw!, home: svc.home, stateDir: path.join(svc.home, '.runtimea') });
+
+/** A service whose gateway's state folder comes from `openclaw onboard`; its gateway started. */
+async function onboarded(token: string): Promise<ChatService> {
   const svc = await startChat({ SPACE_RUNTIMEA_BIN: openclaw!, SPACE_RUNTIMEA_NODE: node24!, SPACE_RUNTIMEA_PORT: '0' });
-  const o = { node: node24!, openclaw: openclaw!, home: svc.home, stateDir: path.join(svc.home, '.runtimea') };
-  await openclawOnboard({ ...o, providerUrl: fake.url, apiKey: KEY, auth: { mode: 'token', token } });
-  for (const args of commands) await openclawCommand(o, args);
+  await openclawOnboard({ ...programOf(svc), providerUrl: fake.url, apiKey: KEY, auth: { mode: 'token', token } });
   await writeFile(path.join(svc.home, '.runtimea', '.env'), `PROVB_API_KEY=${KEY}\n`, { mode: 0o600 });
   await svc.service.ctx.runtimeaGateway.ensure();
   return svc;
+}
+
+/**
+ * Until the running gateway has applied its config file as it now is (OpenClaw's own check, as
+ * its CLI makes it: `configRevisionHash` equals `appliedConfigHash` in `config.get`), and
+ * `has` holds of that config.
+ */
+async function appliedConfig(svc: ChatService, has: (config: any) => boolean): Promise<void> {
+  const endpoint = await svc.service.ctx.runtimeaGateway.ensure();
+  const operator = new GatewayOperator(() => Promise.resolve(endpoint), createLogger('silent'));
+  try {
+    const applied = async () => {
+      const now = await operator.call('config.get', {});
+      expect(now.configRevisionHash === now.appliedConfigHash && has(now.config)).toBe(true);
+    };
+    await eventually(applied, 60_000, 250);
+  } finally {
+    await operator.close();
+  }
 }
 
 beforeAll(async () => {
@@ -149,21 +172,17 @@ describe.skipIf(!openclaw)('permission modes on the real OpenClaw gateway', () =
   });
 });
 
-describe.skipIf(!openclaw)('permission modes on a gateway whose user asks for every command (`openclaw config set tools.exec.mode ask`)', () => {
-  let asking: ChatService;
-  const inHome = (name: string): string => path.join(asking.home, name);
-
+describe.skipIf(!openclaw)('permission modes once the user asks for every command (`openclaw config set tools.exec.mode ask`, taken by the running gateway)', () => {
+  // The same gateway, still running: OpenClaw hot-reloads `tools` when its config file changes.
   beforeAll(async () => {
-    asking = await onboarded('user-gateway-token-asking-0123', [['config', 'set', 'tools.exec.mode', 'ask']]);
+    await openclawCommand(programOf(chat), ['config', 'set', 'tools.exec.mode', 'ask']);
+    await appliedConfig(chat, (config) => config.tools?.exec?.mode === 'ask');
   }, 180_000);
-  afterAll(async () => {
-    await asking?.close();
-  }, 30_000);
 
-  const turn = (body: Record<string, unknown>) => open(body, asking);
+  const turn = (body: Record<string, unknown>) => open(body);
 
   it('auto: the command is declined unasked (the gateway finds nobody to ask), as before', async () => {
-    const file = inHome('auto-declined.txt');
+    const file = done('auto-declined.txt');
     const { sse } = await turn({ text: `RUN_CMD<touch ${file}>` });
     await sse.ended;
     expect(sse.named().map((e) => e.event)).not.toContain('permission-request');
@@ -172,17 +191,17 @@ describe.skipIf(!openclaw)('permission modes on a gateway whose user asks for ev
   }, 120_000);
 
   it('an auto turn while another waits for an answer is declined at once by the service, never left waiting', async () => {
-    const waiting = await turn({ text: `RUN_CMD<touch ${inHome('waits.txt')}>`, permission_mode: 'accept_edits' });
+    const waiting = await turn({ text: `RUN_CMD<touch ${done('waits.txt')}>`, permission_mode: 'accept_edits' });
     const asked = await waiting.sse.waitFor((e) => e.event === 'permission-request', 90_000);
-    const file = inHome('auto-while-waiting.txt');
+    const file = done('auto-while-waiting.txt');
     const auto = await turn({ text: `RUN_CMD<touch ${file}>` });
     await auto.sse.ended;
     expect(auto.sse.named().map((e) => e.event)).not.toContain('permission-request');
     expect(auto.sse.named().at(-1)).toMatchObject({ event: 'done', data: { finish_reason: 'stop' } });
     expect(textOf(auto.sse)).toMatch(/^Tool exec returned: .*denied/i);
     expect(existsSync(file)).toBe(false);
-    await asking.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'allow' });
+    await chat.post('/api/chat/respond', { request_id: asked.data.request_id, decision: 'allow' });
     await waiting.sse.ended;
-    expect(existsSync(inHome('waits.txt'))).toBe(true);
+    expect(existsSync(done('waits.txt'))).toBe(true);
   }, 180_000);
 });

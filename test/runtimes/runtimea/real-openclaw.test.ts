@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import JSON5 from 'json5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livePidsInGroup } from '../../../service/process/supervisor.js';
 import type { RuntimeEvent } from '../../../service/runtimes/runtime.js';
@@ -75,6 +76,12 @@ describe.skipIf(!openclaw)('runtimea with the real OpenClaw gateway', () => {
     expect(await modelsWith(body.gateway.url, USER_TOKEN)).toBe(200);
     expect(await modelsWith(body.gateway.url, 'not-the-token')).toBe(401);
     expect(JSON.stringify(body)).not.toContain(USER_TOKEN);
+  });
+
+  it('the chat endpoint, off after onboarding, was turned on through the ready gateway itself (config.patch), not the CLI', async () => {
+    const state = path.join(svc.home, '.runtimea');
+    expect(JSON5.parse(await readFile(path.join(state, 'openclaw.json'), 'utf8')).gateway.http).toEqual({ endpoints: { chatCompletions: { enabled: true } } });
+    expect(svc.logs.join('')).not.toMatch(/did not take config\.patch/);
   });
 
   it('new session: the id from the gateway SQLite store at prepare, streamed text with it, usage with model and cost', async () => {

@@ -1,0 +1,23 @@
+import type { Logger } from '../../log.js';
+import type { GatewayEndpoint } from './gateway.js';
+import { CHAT_ENDPOINT_PATCH } from './gateway-config.js';
+import { GatewayOperator } from './operator.js';
+
+/**
+ * Turns the HTTP chat endpoint on through the gateway that just became ready: `config.get` for
+ * the config's hash, then `config.patch` with it as `baseHash`, over an operator connection of its
+ * own (closed after). The gateway writes its own config (its backups, and a refusal when the file
+ * changed since the `config.get`) and hot-reloads `gateway.http.endpoints`: about 1 s inside a
+ * gateway that runs anyway, where `openclaw config set` is a Node 24 process of its own (6 s and
+ * 7 s of CPU on 2 cores, before the gateway could even start). Rejects with the gateway's words.
+ */
+export async function patchChatEndpoint(endpoint: GatewayEndpoint, log: Logger): Promise<void> {
+  const operator = new GatewayOperator(() => Promise.resolve(endpoint), log);
+  try {
+    const current = await operator.call('config.get', {});
+    const baseHash = typeof current?.hash === 'string' ? current.hash : undefined;
+    await operator.call('config.patch', { raw: CHAT_ENDPOINT_PATCH, ...(baseHash ? { baseHash } : {}) });
+  } finally {
+    await operator.close();
+  }
+}
