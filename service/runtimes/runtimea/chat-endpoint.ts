@@ -1,5 +1,5 @@
 import type { Logger } from '../../log.js';
-import type { GatewayEndpoint } from './gateway.js';
+import type { GatewayEndpoint } from './endpoint.js';
 import { CHAT_ENDPOINT_PATCH } from './gateway-config.js';
 import { GatewayOperator } from './operator.js';
 

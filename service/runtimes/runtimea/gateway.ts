@@ -9,6 +9,7 @@ import { readEnvValues } from '../binding.js';
 import { programEnv } from '../program-env.js';
 import { gatewayAuth, type GatewayAuth } from './gateway-auth.js';
 import { patchChatEndpoint } from './chat-endpoint.js';
+import type { GatewayEndpoint } from './endpoint.js';
 import { chatEndpointEnabled, DOCTOR_FIX, ENABLE_CHAT_ENDPOINT, gatewayConfigFile, readGatewayConfig } from './gateway-config.js';
 import { OutputTail } from './output-tail.js';
 import { findGatewayProgram, pathWithNode, type GatewayProgram } from './program.js';
@@ -37,12 +38,6 @@ import { GatewayPidFile, getJson, isGatewayProcess, probePort, stopStaleGateway 
  * failed until the next turn or POST /gateway/restart. Shutdown stops it with its group.
  */
 export type GatewayState = 'stopped' | 'starting' | 'running' | 'failed';
-
-export interface GatewayEndpoint {
-  url: string;
-  /** The bearer the gateway takes (token or password); '' for none. */
-  token: string;
-}
 
 export interface GatewayStatus {
   /** managed: started by the service; adopted: the user's, running for the same state folder. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import type { Logger } from '../../log.js';
-import type { GatewayEndpoint } from './gateway.js';
+import type { GatewayEndpoint } from './endpoint.js';
 
 /** The gateway's `exec.approval.requested` payload, the fields the service reads. */
 export interface ExecApprovalRequested {

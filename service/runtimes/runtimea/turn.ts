@@ -9,7 +9,7 @@ import { EventQueue } from '../event-queue.js';
 import type { Approvals, Attachment, PermissionMode, RuntimeEvent, TurnUsage } from '../runtime.js';
 import { errorEvent, recordInProject, sessionEvent } from '../turn-books.js';
 import { parseChatData, refusalMessage, SseDataSplitter } from './chat-sse.js';
-import type { GatewayEndpoint } from './gateway.js';
+import type { GatewayEndpoint } from './endpoint.js';
 import type { GatewayOperator } from './operator.js';
 import type { GatewaySessionStore } from './session-store.js';
 import type { SentAttachments } from './sent-attachments.js';
