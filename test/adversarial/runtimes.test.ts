@@ -79,7 +79,8 @@ describe.each(RUNTIMES)('$name', (rt) => {
       const res = await local.post('/api/chat/prompt', { text: rt.hang, agent_name: rt.name });
       const sse = await openSse(local.port, `/api/chat/stream/${res.json().stream_id}`);
       await sse.waitFor((e) => e.event === 'heartbeat' || e.event === 'text-delta', 20_000);
-      expect(local.service.ctx.supervisor.size).toBeGreaterThan(0);
+      // A heartbeat can come before the program is spawned on a loaded machine: the turn hangs once it runs.
+      await expect.poll(() => local.service.ctx.supervisor.size, { timeout: 20_000 }).toBeGreaterThan(0);
       await local.service.close();
       await sse.ended;
       expect(terminal(sse.events)).toHaveLength(1);

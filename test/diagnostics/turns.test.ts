@@ -51,7 +51,8 @@ describe('the turns card of the diagnostics page', () => {
     expect(existsSync(path.join(project, 'page.txt'))).toBe(true);
 
     await page.click('#turns .force-button');
-    await expect.poll(() => page.locator('#turns .turn').count()).toBe(2);
+    // The forced revert runs git on the project, then the page reloads its turns: seconds on a loaded machine.
+    await expect.poll(() => page.locator('#turns .turn').count(), { timeout: 20_000 }).toBe(2);
     expect(await page.textContent('#turns .turn .kind')).toBe('↶ revert');
     expect(existsSync(path.join(project, 'page.txt'))).toBe(false);
     // The 409 is an answer the page shows, not a page failure; nothing else went wrong.
