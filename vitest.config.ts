@@ -21,6 +21,9 @@ export default defineConfig({
     // Memory tests measure what is kept after a full GC (test/adversarial/harness.ts peakRetained).
     execArgv: ['--expose-gc'],
     testTimeout: 30_000,
+    // expect.poll's own default (1 s) is outrun by a loaded 2-core machine waiting for processes
+    // to spawn or a page to reload; a poll still ends as soon as its assertion holds.
+    expect: { poll: { timeout: 10_000 } },
     hookTimeout: 30_000,
     reporters: ['default', './test/summary-reporter.ts'],
   },
