@@ -8,12 +8,12 @@ import type { OwnedProcess } from '../../process/supervisor.js';
 import { readEnvValues } from '../binding.js';
 import { programEnv } from '../program-env.js';
 import { gatewayAuth, type GatewayAuth } from './gateway-auth.js';
-import { patchChatEndpoint } from './chat-endpoint.js';
+import { chatEndpointServedWithin, turnOnChatEndpoint } from './chat-endpoint.js';
 import type { GatewayEndpoint } from './endpoint.js';
 import { chatEndpointEnabled, DOCTOR_FIX, ENABLE_CHAT_ENDPOINT, gatewayConfigFile, readGatewayConfig } from './gateway-config.js';
 import { OutputTail } from './output-tail.js';
 import { findGatewayProgram, pathWithNode, type GatewayProgram } from './program.js';
-import { chatEndpointServed, runningGatewayFor, type RunningGateway } from './running-gateway.js';
+import { runningGatewayFor, type RunningGateway } from './running-gateway.js';
 import { GatewayPidFile, getJson, isGatewayProcess, probePort, stopStaleGateway } from './stale.js';
 
 /**
@@ -243,16 +243,6 @@ export class RuntimeaGateway {
     return this.endpoint;
   }
 
-  /** Until the chat endpoint the config now enables is served (a running gateway reloads its config). */
-  private async waitChatEndpoint(url: string, token: string, current: () => boolean): Promise<boolean> {
-    const deadline = Date.now() + this.readyTimeout();
-    while (Date.now() < deadline && current() && !this.stopping) {
-      if (await chatEndpointServed(url, token)) return true;
-      await sleep(250);
-    }
-    return false;
-  }
-
   /** The user's gateway is gone: the next turn starts the service's own. */
   private forgetAdopted(): void {
     this.adopted = undefined;
@@ -281,14 +271,9 @@ export class RuntimeaGateway {
   private async chatEndpointOn(program: GatewayProgram, env: NodeJS.ProcessEnv, endpoint: GatewayEndpoint, current: () => boolean, verify: boolean): Promise<boolean> {
     const on = chatEndpointEnabled(await readGatewayConfig(gatewayConfigFile(this.ctx.config.runtimea.stateDir, env)));
     if (on && !verify) return true;
-    if (!on) {
-      await patchChatEndpoint(endpoint, this.ctx.log).catch(async (err: Error) => {
-        if (!current()) return;
-        this.ctx.log.warn({ err: err.message }, 'runtimea: the gateway did not take config.patch; turning the chat endpoint on with openclaw config set');
-        await this.runOnce(program, env, ENABLE_CHAT_ENDPOINT, 60_000, 'openclaw config set (HTTP chat endpoint)');
-      });
-    }
-    return this.waitChatEndpoint(endpoint.url, endpoint.token, current);
+    const live = () => current() && !this.stopping;
+    if (!on) await turnOnChatEndpoint(endpoint, this.ctx.log, live, () => this.runOnce(program, env, ENABLE_CHAT_ENDPOINT, 60_000, 'openclaw config set (HTTP chat endpoint)'));
+    return chatEndpointServedWithin(endpoint, live, this.readyTimeout());
   }
 
   /** Spawns the gateway and waits for readiness; 'config-failure' on exit code 78. */
