@@ -3,14 +3,52 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { Decompress } from 'fzstd';
 import { ForwardSplitter, type Line } from './lines.js';
 
-/**
- * Compressed bytes read at a time (a few hundred kilobytes to a few megabytes of content), each
- * read into a buffer of its own: fzstd keeps a view of the part of a chunk it has not decoded
- * yet (a block cut by the chunk's end), so a buffer read into again would change what it
- * decodes next. Until 2026-12-07 one buffer was reused: every rollout over 256 KB compressed
- * was read as far as its first such block, and what followed it was silently left out.
- */
+/** Compressed bytes read at a time (a few hundred kilobytes to a few megabytes of content). */
 const READ_BYTES = 256 * 1024;
+
+/**
+ * Buffers read into in turn. fzstd (0.1.1, pinned) keeps views of the compressed bytes it could
+ * not decode yet (a block cut by a read's end) only until the next push, which copies them
+ * together with the new bytes: a buffer may be read into again once a later read was pushed.
+ * One buffer reused (until the morning of 2026-12-07) changed those bytes under the decoder: every
+ * rollout over 256 KB compressed was cut at its first such block. A new buffer per read (until
+ * the evening) was right but made a first start's count of 1,000 compressed rollouts allocate
+ * 500 MB of buffers on the main thread, tens of MB of which the allocator then kept resident.
+ */
+export class ReadRing {
+  private readonly buffers: Buffer[] = [];
+  private turn = 0;
+
+  constructor(
+    private readonly bytes: number,
+    private readonly count = 3,
+  ) {}
+
+  /** The buffer to read into next (made when first needed: most rollouts take one read). */
+  next(): Buffer {
+    const buffer = (this.buffers[this.turn] ??= Buffer.allocUnsafeSlow(this.bytes));
+    this.turn = (this.turn + 1) % this.count;
+    return buffer;
+  }
+
+  /** Starts a new read with the same buffers (none of the last one's views is kept then). */
+  reset(): this {
+    this.turn = 0;
+    return this;
+  }
+}
+
+/** Rings kept for the next compressed read (per thread: a module's state is its thread's). */
+const SPARE_RINGS = 4;
+const spareRings: ReadRing[] = [];
+
+function takeRing(): ReadRing {
+  return spareRings.pop()?.reset() ?? new ReadRing(READ_BYTES);
+}
+
+function releaseRing(ring: ReadRing): void {
+  if (spareRings.length < SPARE_RINGS) spareRings.push(ring);
+}
 
 /** A Codex rollout compressed to `.jsonl.zst` (Codex 0.137 and later, once idle for 7 days). */
 export function isCompressed(file: string): boolean {
@@ -32,9 +70,10 @@ export interface CompressedEnd {
  */
 export async function* compressedLines(fh: FileHandle, end: CompressedEnd): AsyncGenerator<Line[]> {
   const unpacker = new Unpacker();
+  const ring = takeRing();
   try {
     for (let at = 0; !unpacker.done; ) {
-      const buffer = Buffer.allocUnsafe(READ_BYTES);
+      const buffer = ring.next();
       const { bytesRead } = await fh.read(buffer, 0, READ_BYTES, at);
       at += bytesRead;
       const batch = unpacker.push(buffer.subarray(0, bytesRead));
@@ -43,15 +82,17 @@ export async function* compressedLines(fh: FileHandle, end: CompressedEnd): Asyn
     unpacker.end(end);
   } finally {
     unpacker.release();
+    releaseRing(ring);
   }
 }
 
 /** compressedLines with synchronous reads: for readers off the main thread. */
 export function* compressedLinesSync(fd: number, end: CompressedEnd): Generator<Line[]> {
   const unpacker = new Unpacker();
+  const ring = takeRing();
   try {
     for (let at = 0; !unpacker.done; ) {
-      const buffer = Buffer.allocUnsafe(READ_BYTES);
+      const buffer = ring.next();
       const bytesRead = readSync(fd, buffer, 0, READ_BYTES, at);
       at += bytesRead;
       const batch = unpacker.push(buffer.subarray(0, bytesRead));
@@ -60,6 +101,7 @@ export function* compressedLinesSync(fd: number, end: CompressedEnd): Generator<
     unpacker.end(end);
   } finally {
     unpacker.release();
+    releaseRing(ring);
   }
 }
 
@@ -83,11 +125,11 @@ class Unpacker {
     } catch {
       this.done = true;
     }
-    if (this.blocks.length === 0) return [];
-    const blocks = this.blocks;
+    const lines: Line[] = [];
+    // Block by block, not joined first: a line across blocks is put together by the splitter.
+    for (const block of this.blocks) for (const line of this.split.take(Buffer.from(block.buffer, block.byteOffset, block.length))) lines.push(line);
     this.blocks = [];
-    const content = blocks.length === 1 ? Buffer.from(blocks[0]!.buffer, blocks[0]!.byteOffset, blocks[0]!.length) : Buffer.concat(blocks);
-    return this.split.take(content);
+    return lines;
   }
 
   end(into: CompressedEnd): void {
@@ -115,9 +157,10 @@ export async function compressedTail(file: string, bytes: number): Promise<Buffe
     length += block.length;
     while (kept.length > 1 && length - kept[0]!.length >= bytes) length -= kept.shift()!.length;
   });
+  const ring = takeRing();
   try {
     for (let at = 0; ; ) {
-      const buffer = Buffer.allocUnsafe(READ_BYTES);
+      const buffer = ring.next();
       const { bytesRead } = await fh.read(buffer, 0, READ_BYTES, at);
       at += bytesRead;
       try {
@@ -128,6 +171,7 @@ export async function compressedTail(file: string, bytes: number): Promise<Buffe
       if (bytesRead === 0) break;
     }
   } finally {
+    releaseRing(ring);
     await fh.close();
   }
   const content = Buffer.concat(kept, length);

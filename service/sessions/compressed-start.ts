@@ -1,8 +1,14 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { Decompress } from 'fzstd';
+import { ReadRing } from './compressed-lines.js';
 
 /** Compressed bytes read at a time. */
 const READ_BYTES = 64 * 1024;
+/**
+ * Buffers read into in turn (fzstd keeps a view of what it has not decoded yet until the next
+ * read: compressed-lines.ts), shared by the calls, which are synchronous: one at a time.
+ */
+const ring = new ReadRing(READ_BYTES);
 
 /**
  * The first `max` bytes of a zstd-compressed file's content (a Codex rollout compressed to
@@ -23,10 +29,10 @@ export function compressedStartSync(file: string, max: number): { bytes: Buffer;
     if (final && n === chunk.length) ended = true;
   });
   const fd = openSync(file, 'r');
+  ring.reset();
   try {
     for (let at = 0; filled < max && !ended; ) {
-      // A buffer per read: fzstd keeps a view of what it has not decoded yet (compressed-lines.ts).
-      const buffer = Buffer.allocUnsafe(READ_BYTES);
+      const buffer = ring.next();
       const n = readSync(fd, buffer, 0, READ_BYTES, at);
       at += n;
       decoder.push(buffer.subarray(0, n), n === 0);
