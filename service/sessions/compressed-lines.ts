@@ -12,8 +12,8 @@ const READ_BYTES = 256 * 1024;
  * together with the new bytes: a buffer may be read into again once a later read was pushed.
  * One buffer reused (until the morning of 2026-12-07) changed those bytes under the decoder: every
  * rollout over 256 KB compressed was cut at its first such block. A new buffer per read (until
- * the evening) was right but made a first start's count of 1,000 compressed rollouts allocate
- * 500 MB of buffers on the main thread, tens of MB of which the allocator then kept resident.
+ * the afternoon) was right but made a first start's count of 1,000 compressed rollouts allocate
+ * 500 MB of buffers on the main thread, garbage for V8 to collect and the allocator to recycle.
  */
 export class ReadRing {
   private readonly buffers: Buffer[] = [];
