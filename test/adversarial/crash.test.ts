@@ -167,8 +167,12 @@ describe('kill -9 during bursts of writes to every store, then a restart', () =>
       const runsBefore = runsOf().length;
       // Without a watermark each start reports again, so the kill can land on that write too.
       await rm(path.join(home, '.space-state', 'usage-sync.json'), { force: true });
+      const ackedBefore = acked.agents.size;
       const work = burst(svc, round, killed, acked);
       await new Promise((r) => setTimeout(r, 800 + Math.random() * 700));
+      // Mid-burst, once the round has had some writes acknowledged (a loaded machine answered
+      // only a few in the first 1.5 s, and the run proved less than it claims).
+      await expect.poll(() => acked.agents.size - ackedBefore, { timeout: 20_000, interval: 20 }).toBeGreaterThanOrEqual(4);
       process.kill(svc.pid, 'SIGKILL');
       await svc.exited;
       kill();
