@@ -234,6 +234,9 @@ export class SessionIndex {
     // index is then read too: the entry may have been written since.
     const paths = view.records.flatMap((r) => (r.indexFile ? [r.indexFile] : r.log?.kind === 'file' && !TERMINAL_SOURCES.has(r.source) ? [path.dirname(r.log.path)] : []));
     if (view.log) paths.push(view.log.kind === 'sqlite' ? view.log.db : view.log.path);
+    // An entry read before its log was written (a fork writes its entry first): the log is
+    // beside the entry's index, so that folder is listed (the watcher may bring it only later).
+    else paths.push(...view.records.flatMap((r) => (r.indexFile ? [path.dirname(r.indexFile)] : [])));
     return this.markDirty(paths);
   }
 
