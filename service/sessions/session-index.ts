@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Foreground } from '../process/foreground.js';
 import type { Logger } from '../log.js';
 import type { FileKey } from './file-key.js';
@@ -6,7 +5,6 @@ import { IndexSnapshot } from './index-store.js';
 import { roleOf, type SessionRoots } from './layout.js';
 import { eachLimited, IO_CONCURRENCY } from './limit.js';
 import { LogReader } from './logs.js';
-import { TERMINAL_SOURCES } from './fold.js';
 import { compressedLog, mergeSessions, titledIds, type MergeInputs, type SessionView } from './merge.js';
 import { MessageCounts } from './message-counts.js';
 import { DIR_QUIET_MS } from './dir-key.js';
@@ -15,6 +13,7 @@ import type { LogRef, SourceRecord } from './types.js';
 import type { IndexState } from './snapshot-format.js';
 import { changedSessions, viewsByLog } from './view-diff.js';
 import { retimed } from './retime.js';
+import { settlePaths } from './settle-paths.js';
 import { Listeners } from './listeners.js';
 import { watchSessions, type SessionWatcher } from './watch.js';
 import { codexNamesFile, HISTORY_ROOT_KEYS, rootList, type HistoryRoots } from './history-layout.js';
@@ -230,14 +229,7 @@ export class SessionIndex {
     for (let waited = 0; !this.byId.has(sessionId) && waited < NEW_SESSION_WAIT_MS && !this.closed; waited += 25) await sleep(25);
     const view = this.byId.get(sessionId);
     if (!view) return this.markDirty(this.rootPaths());
-    // A store's log seen before its index entry (an orphan) is listed from its folder, whose
-    // index is then read too: the entry may have been written since.
-    const paths = view.records.flatMap((r) => (r.indexFile ? [r.indexFile] : r.log?.kind === 'file' && !TERMINAL_SOURCES.has(r.source) ? [path.dirname(r.log.path)] : []));
-    if (view.log) paths.push(view.log.kind === 'sqlite' ? view.log.db : view.log.path);
-    // An entry read before its log was written (a fork writes its entry first): the log is
-    // beside the entry's index, so that folder is listed (the watcher may bring it only later).
-    else paths.push(...view.records.flatMap((r) => (r.indexFile ? [path.dirname(r.indexFile)] : [])));
-    return this.markDirty(paths);
+    return this.markDirty(settlePaths(view));
   }
 
   /**
