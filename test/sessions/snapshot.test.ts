@@ -303,9 +303,12 @@ describe('the saved session index', () => {
   });
 
   it('a folder changed within its listing\'s second is listed again at the next start', async () => {
-    // Folders just written: their mtime is too close to their listing to prove the same names.
-    await listing();
+    // A folder just written: its mtime too close to its listing to prove the same names. (Put
+    // a minute ahead, as a clock step can, so that a slow start cannot make it look quiet.)
     const orphanDir = path.join(home, 'clia-space', 'p', 'sessions');
+    const ahead = (Date.now() + 60_000) / 1000;
+    await utimes(orphanDir, ahead, ahead);
+    await listing();
     const saved = await readSaved();
     const dir = folderRow(saved, orphanDir);
     expect(dir.listedAt - dir.mtimeMs).toBeLessThan(2000);
