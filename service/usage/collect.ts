@@ -33,6 +33,8 @@ export interface ScanState {
   lastResponseTurn: number;
   /** Dedupe keys already counted, with what was counted for each. */
   seen: Map<string, Counted>;
+  /** Keys of `seen` another log counts: taken back from this log's rows (copies.ts). */
+  copies?: Set<string>;
 }
 
 /** A deduplicated record as counted: its row's key, its tokens, and its cost (undefined: unpriced). */
@@ -122,10 +124,11 @@ export class UsageCollector {
     if (record.dedupeKey !== undefined) {
       const counted = this.state.seen.get(record.dedupeKey);
       if (counted) {
-        if (tokensIn(u) > tokensIn(counted.usage)) this.recount(counted, u, cost);
+        if (tokensIn(u) > tokensIn(counted.usage) && !this.state.copies?.has(record.dedupeKey)) this.recount(counted, u, cost);
         return;
       }
       this.state.seen.set(record.dedupeKey, { row: rowKey(day, row.model), usage: u, cost });
+      this.usage.firstKey ??= record.dedupeKey;
     }
     row.records++;
     count(row, u, cost, 1);
@@ -167,12 +170,12 @@ function tokensIn(u: Usage): number {
   return u.input + u.output + u.cacheRead + u.cacheWrite;
 }
 
-function rowKey(day: number, model: string): string {
+export function rowKey(day: number, model: string): string {
   return `${day}\0${model}`;
 }
 
 /** Adds (sign 1) or takes back (sign -1) one record's tokens and cost. */
-function count(row: UsageRow, u: Usage, cost: number | undefined, sign: 1 | -1): void {
+export function count(row: UsageRow, u: Usage, cost: number | undefined, sign: 1 | -1): void {
   row.input += sign * u.input;
   row.output += sign * u.output;
   row.cacheRead += sign * u.cacheRead;

@@ -10,21 +10,21 @@ import type { LogUsage, UsageRow } from './types.js';
  * an ordinary string of the V8 heap.
  */
 export function encodeUsage(usage: LogUsage): string {
-  return JSON.stringify({ rows: [...usage.rows], messages: [...usage.messages], responses: usage.responses, lastDay: usage.lastDay });
+  return JSON.stringify({ rows: [...usage.rows], messages: [...usage.messages], responses: usage.responses, lastDay: usage.lastDay, firstKey: usage.firstKey });
 }
 
 export function decodeUsage(text: string): LogUsage {
-  const doc = JSON.parse(text) as { rows: Array<[string, UsageRow]>; messages: Array<[number, number]>; responses: number[]; lastDay: number };
+  const doc = JSON.parse(text) as { rows: Array<[string, UsageRow]>; messages: Array<[number, number]>; responses: number[]; lastDay: number; firstKey?: string };
   if (!Array.isArray(doc.responses) || typeof doc.lastDay !== 'number') throw new Error('saved usage of another shape');
-  return { rows: new Map(doc.rows), messages: new Map(doc.messages), responses: doc.responses, lastDay: doc.lastDay };
+  return { rows: new Map(doc.rows), messages: new Map(doc.messages), responses: doc.responses, lastDay: doc.lastDay, ...(typeof doc.firstKey === 'string' ? { firstKey: doc.firstKey } : {}) };
 }
 
 export function encodeState(state: ScanState): string {
-  return JSON.stringify({ cursor: state.cursor, lastResponseTurn: state.lastResponseTurn, seen: [...state.seen] });
+  return JSON.stringify({ cursor: state.cursor, lastResponseTurn: state.lastResponseTurn, seen: [...state.seen], ...(state.copies ? { copies: [...state.copies] } : {}) });
 }
 
 export function decodeState(text: string): ScanState {
-  const doc = JSON.parse(text) as { cursor: ScanState['cursor']; lastResponseTurn: number; seen: Array<[string, Counted]> };
+  const doc = JSON.parse(text) as { cursor: ScanState['cursor']; lastResponseTurn: number; seen: Array<[string, Counted]>; copies?: string[] };
   if (!doc.cursor || typeof doc.cursor.position !== 'number' || typeof doc.lastResponseTurn !== 'number') throw new Error('saved scan state of another shape');
-  return { cursor: doc.cursor, lastResponseTurn: doc.lastResponseTurn, seen: new Map(doc.seen) };
+  return { cursor: doc.cursor, lastResponseTurn: doc.lastResponseTurn, seen: new Map(doc.seen), ...(Array.isArray(doc.copies) ? { copies: new Set(doc.copies) } : {}) };
 }

@@ -27,9 +27,10 @@ export interface SavedKey {
 /**
  * Bumped whenever what a log's usage is made of changes (the pipeline, the collector's rules):
  * aggregates made by other rules are discarded, never summed with new ones. 3: compressed
- * rollouts over 256 KB are read whole (before, to where a read cut a block).
+ * rollouts over 256 KB are read whole (before, to where a read cut a block). 4: each log's
+ * first dedupe key is kept, and records copied from another log count there only (copies.ts).
  */
-const RULES = 3;
+const RULES = 4;
 /** How usage and scan state are written (saved-format.ts); rows of another format are not read. */
 const FORMAT = 'json';
 /** Rows per transaction (about 20 ms of serializing and writing). */

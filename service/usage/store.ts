@@ -8,7 +8,8 @@ import type { SessionView } from '../sessions/merge.js';
 import { eachLimited } from '../sessions/limit.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
-import { messageIdOf, Pricer, startState, type Scope } from './collect.js';
+import { messageIdOf, Pricer, startState, type ScanState, type Scope } from './collect.js';
+import { takeBackCopies } from './copies.js';
 import { dayOfMs, endsBefore } from './days.js';
 import { DAY_MS } from './types.js';
 import type { CurrentPrices, PriceFiles } from './price-file.js';
@@ -190,8 +191,10 @@ export class UsageStore {
       });
     }
     if (this.closed) throw new StoreStopped();
-    this.kept.schedule();
     if (changed.some((l, i) => this.tracked.get(logId(l.log))?.usage !== before[i])) return false;
+    // A copy's records may come in after its first read (a fork's file is written in parts).
+    this.takeBackCopies(new Set(changed.flatMap((l) => this.tracked.get(logId(l.log))?.usage.firstKey ?? [])));
+    this.kept.schedule();
     // A new answer object: the same sessions, whose usage was added to in place.
     settled.answer = { ...settled.answer };
     return true;
@@ -233,6 +236,7 @@ export class UsageStore {
     }
     // Half a pass is no report (the daily sync must never send one).
     if (this.closed) throw new StoreStopped();
+    this.takeBackCopies();
     const sessions: SessionUsage[] = [];
     for (const l of logs) {
       const t = this.tracked.get(logId(l.log));
@@ -294,12 +298,45 @@ export class UsageStore {
     }
   }
 
+  /**
+   * Records copied from one log into another (copies.ts) count in one only: among logs that
+   * start with the same model call, the one whose file was born first keeps them. `firstKeys`:
+   * only the groups of logs that start with these (the logs a change read).
+   */
+  private takeBackCopies(firstKeys?: ReadonlySet<string>): void {
+    if (firstKeys?.size === 0) return;
+    const groups = new Map<string, string[]>();
+    for (const [id, t] of this.tracked) {
+      const first = t.usage.firstKey;
+      if (first === undefined || !t.file || (firstKeys && !firstKeys.has(first))) continue;
+      const group = groups.get(first);
+      if (group) group.push(id);
+      else groups.set(first, [id]);
+    }
+    for (const ids of groups.values()) {
+      if (ids.length < 2) continue;
+      const logs = ids.flatMap((id) => {
+        const t = this.tracked.get(id)!;
+        const state = this.stateOf(id, t);
+        if (!state) return [];
+        t.state = state;
+        return [{ id, usage: t.usage, state, born: statSync(id, { throwIfNoEntry: false })?.birthtimeMs ?? 0 }];
+      });
+      logs.sort((a, b) => b.born - a.born || (a.id < b.id ? 1 : -1));
+      for (const id of takeBackCopies(logs)) this.kept.changed(id);
+    }
+  }
+
+  /** A log's scan state: in hand, or the one saved with its usage (taken from the saved file). */
+  private stateOf(id: string, t: Tracked): ScanState | undefined {
+    return t.state ?? (t.ino !== undefined ? this.kept.stateOf(id, { ino: t.ino, size: t.size!, mtimeMs: t.mtimeMs! }) : undefined);
+  }
+
   /** A sub-agent's log with the message ids its parent counts (collect.ts Scope); {} for any other log. */
   private scopeOf(l: UsageLog): Scope {
     if (!('parentId' in l)) return {};
     const t = this.tracked.get(l.parentId);
-    // The parent's scan state, or the one saved with its usage (taken from the saved file).
-    const state = t?.state ?? (t?.ino !== undefined ? this.kept.stateOf(l.parentId, { ino: t.ino, size: t.size!, mtimeMs: t.mtimeMs! }) : undefined);
+    const state = t && this.stateOf(l.parentId, t);
     return { subagent: { parentMessages: new Set([...(state?.seen.keys() ?? [])].map(messageIdOf)) } };
   }
 

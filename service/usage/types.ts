@@ -34,6 +34,12 @@ export interface LogUsage {
   responses: number[];
   /** The latest UTC day of any row, message or response (-1 when none): a report skips logs that ended before its window. */
   lastDay: number;
+  /**
+   * The first dedupe key the log counted (a Claude Code log's first model call). A log that
+   * starts with a copy of another's records (`--fork-session`, a background hand-off) starts
+   * with the same one: copies.ts finds such logs by it.
+   */
+  firstKey?: string;
 }
 
 /** A log's usage with the session it belongs to (what aggregate.ts reads). */

@@ -1,0 +1,43 @@
+import { count, type ScanState } from './collect.js';
+import type { LogUsage } from './types.js';
+
+/** A log of a group that starts with the same model call (LogUsage.firstKey), with its scan state. */
+export interface Copier {
+  id: string;
+  usage: LogUsage;
+  state: ScanState;
+}
+
+/**
+ * Claude Code copies a conversation's records into a new file when it forks it
+ * (`--fork-session`) or hands it to a background session: the same message and request ids,
+ * the same usage. ccusage counts a (message id, request id) pair once across all files; so
+ * does this: within a group of logs that start with the same model call, a pair counted in
+ * several logs is taken back from all but one, the log born first (`logs` is given newest
+ * first). A pair taken back is kept in the log's `copies`, so that a later pass neither
+ * takes it back again nor counts a later record of it. Answers the logs whose usage changed.
+ */
+export function takeBackCopies(logs: readonly Copier[]): string[] {
+  const changed: string[] = [];
+  logs.forEach((log, i) => {
+    const others = logs.filter((_, j) => j !== i);
+    let took = false;
+    for (const [key, counted] of log.state.seen) {
+      if (log.state.copies?.has(key) || !others.some((o) => counts(o.state, key))) continue;
+      const row = log.usage.rows.get(counted.row);
+      if (row) {
+        count(row, counted.usage, counted.cost, -1);
+        row.records -= 1;
+      }
+      (log.state.copies ??= new Set()).add(key);
+      took = true;
+    }
+    if (took) changed.push(log.id);
+  });
+  return changed;
+}
+
+/** Whether a log counts a pair itself (it has it, and not as a copy of another's). */
+function counts(state: ScanState, key: string): boolean {
+  return state.seen.has(key) && !state.copies?.has(key);
+}
