@@ -101,8 +101,12 @@ export function tempFiles(tree: Record<string, string>): string[] {
 
 export type { TestResponse, TestService };
 
-/** Live (non-zombie) processes whose parent chain leads to `root`. */
-export function descendants(root = process.pid): number[] {
+/**
+ * Live (non-zombie) processes whose parent chain leads to `root`, each as its pid and command
+ * line; but for the test process's own TypeScript loader: a worker thread started from the
+ * sources registers tsx, whose esbuild service lives as long as the (shared) test process.
+ */
+export function descendants(root = process.pid): string[] {
   const parent = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -115,16 +119,30 @@ export function descendants(root = process.pid): number[] {
       // gone meanwhile
     }
   }
-  const out: number[] = [];
+  const out: string[] = [];
   for (const pid of parent.keys()) {
     for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) {
       if (p === root) {
-        out.push(pid);
+        const command = commandOf(pid);
+        if (!isTestLoader(command)) out.push(`${pid} ${command}`);
         break;
       }
     }
   }
   return out;
+}
+
+function isTestLoader(command: string): boolean {
+  return /\/esbuild --service=\S+ --ping$/.test(command);
+}
+
+/** A process's command line, cut short (what a leak report names). */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim().slice(0, 300);
+  } catch {
+    return '(gone)';
+  }
 }
 
 /**

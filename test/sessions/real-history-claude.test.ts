@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-api.js';
 import { startFakeClaudeOAuth, type FakeClaudeOAuth } from '../fakes/claude-oauth.js';
+import { ccusageClaudeDaily, expectSameAsCcusage } from '../helpers/ccusage.js';
 import { startChat, type ChatService } from '../helpers/chat.js';
 import { eventually } from '../helpers/eventually.js';
 import { claudeLaneEnv, realProgram } from '../helpers/programs.js';
@@ -138,17 +139,10 @@ describe.skipIf(!claude)('Claude Code history on the real CLI', () => {
     const parent = await ranInTerminal('delegate to haiku count the harbour stars');
     const subagentModel = String(fake.requests.find((r) => Array.isArray(r.body?.messages) && userTexts(r.body)[0] === 'Sub-task: count the harbour stars')?.body.model);
     expect(subagentModel).toMatch(/haiku/);
-    const ran = spawnSync(ccusage!, ['claude', 'daily', '--json', '--offline', '--timezone', 'UTC'], { env: { PATH: process.env.PATH, HOME: chat.home }, encoding: 'utf8' });
-    expect(ran.status, ran.stderr).toBe(0);
-    const cc = JSON.parse(ran.stdout);
+    const cc = ccusageClaudeDaily(ccusage!, chat.home);
     expect(cc.totals.totalTokens).toBeGreaterThan(0);
     const ours = (await chat.get('/api/usage?days=3650')).json();
-    for (const day of cc.daily) expect(ours.daily.find((d: any) => d.date === day.date)?.tokens_total, day.date).toBe(day.totalTokens);
-    const models = new Map<string, any>();
-    for (const day of cc.daily) for (const m of day.modelBreakdowns) models.set(m.modelName, m);
-    expect(ours.by_model.map((m: any) => [m.model, m.tokens_in, m.tokens_out, m.cache_read, m.cache_write]).sort()).toEqual(
-      [...models.values()].map((m) => [m.modelName, m.inputTokens, m.outputTokens, m.cacheReadTokens, m.cacheCreationTokens]).sort(),
-    );
+    expectSameAsCcusage(ours, cc);
     expect(ours.by_model.map((m: any) => m.model)).toContain(subagentModel);
     expect(ours.by_session.map((s: any) => s.session_id).sort()).toEqual([id, parent.session_id].sort());
     // The sub-agent's model is counted in its parent session only.

@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ccusageClaudeDaily, expectSameAsCcusage } from '../helpers/ccusage.js';
 import { eventually } from '../helpers/eventually.js';
 import { realProgram } from '../helpers/programs.js';
 import { startService, type TestService } from '../helpers/service.js';
@@ -108,16 +108,7 @@ describe('sub-agents in usage', () => {
   });
 
   it.skipIf(!ccusage)('equals ccusage per day and per model, to the token', async () => {
-    const ran = spawnSync(ccusage!, ['claude', 'daily', '--json', '--offline', '--timezone', 'UTC'], { env: { PATH: process.env.PATH, HOME: home }, encoding: 'utf8' });
-    expect(ran.status, ran.stderr).toBe(0);
-    const cc = JSON.parse(ran.stdout);
-    const ours = await report();
-    for (const day of cc.daily) expect(ours.daily.find((d: any) => d.date === day.date)?.tokens_total, day.date).toBe(day.totalTokens);
-    const models = new Map<string, any>();
-    for (const day of cc.daily) for (const m of day.modelBreakdowns) models.set(m.modelName, m);
-    expect(ours.by_model.map((m: any) => [m.model, m.tokens_in, m.tokens_out, m.cache_read, m.cache_write]).sort()).toEqual(
-      [...models.values()].map((m) => [m.modelName, m.inputTokens, m.outputTokens, m.cacheReadTokens, m.cacheCreationTokens]).sort(),
-    );
+    expectSameAsCcusage(await report(), ccusageClaudeDaily(ccusage!, home));
   });
 });
 

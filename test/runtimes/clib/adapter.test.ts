@@ -36,9 +36,10 @@ async function requestsOf(method: string, home = svc.home): Promise<any[]> {
   return (await fakeLog(home)).filter((e) => e.request?.method === method).map((e) => e.request);
 }
 
+/** Every fake codex's process group is gone, or soon (a turn's end is recorded before its process exits). */
 async function noOrphans(home = svc.home): Promise<void> {
   const pids = [...new Set((await fakeLog(home)).map((e) => e.pid as number))];
-  for (const pid of pids) expect(livePidsInGroup(pid), `group ${pid}`).toEqual([]);
+  for (const pid of pids) await expect.poll(() => livePidsInGroup(pid), { message: `group ${pid}`, timeout: 5_000 }).toEqual([]);
 }
 
 async function transcript(agentId: string, sessionId: string, on: ClibRuntime = runtime): Promise<any[]> {
