@@ -1,4 +1,6 @@
+import { statSync } from 'node:fs';
 import { count, type ScanState } from './collect.js';
+import type { Tracked } from './kept.js';
 import type { LogUsage } from './types.js';
 
 /** A log of a group that starts with the same model call (LogUsage.firstKey), with its scan state. */
@@ -40,4 +42,34 @@ export function takeBackCopies(logs: readonly Copier[]): string[] {
 /** Whether a log counts a pair itself (it has it, and not as a copy of another's). */
 function counts(state: ScanState, key: string): boolean {
   return state.seen.has(key) && !state.copies?.has(key);
+}
+
+/**
+ * The store's logs (JSONL files) grouped by the model call they start with; in each group of
+ * two or more, the copies taken back (takeBackCopies) from the log whose file was born first
+ * on. `firstKeys`: only the groups that start with these. A member's scan state is taken in
+ * hand (from the saved file when it is not). Answers the logs whose usage changed.
+ */
+export function takeBackCopiesIn(tracked: ReadonlyMap<string, Tracked>, stateOf: (id: string, t: Tracked) => ScanState | undefined, firstKeys?: ReadonlySet<string>): string[] {
+  if (firstKeys?.size === 0) return [];
+  const groups = new Map<string, string[]>();
+  for (const [id, t] of tracked) {
+    const first = t.usage.firstKey;
+    if (first === undefined || !t.file || (firstKeys && !firstKeys.has(first))) continue;
+    const group = groups.get(first);
+    if (group) group.push(id);
+    else groups.set(first, [id]);
+  }
+  const changed: string[] = [];
+  for (const ids of groups.values()) {
+    if (ids.length < 2) continue;
+    const logs = ids.flatMap((id) => {
+      const t = tracked.get(id)!;
+      const state = (t.state = stateOf(id, t));
+      return state ? [{ id, usage: t.usage, state, born: statSync(id, { throwIfNoEntry: false })?.birthtimeMs ?? 0 }] : [];
+    });
+    logs.sort((a, b) => b.born - a.born || (a.id < b.id ? 1 : -1));
+    changed.push(...takeBackCopies(logs));
+  }
+  return changed;
 }

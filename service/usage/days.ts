@@ -59,3 +59,13 @@ export function dateOf(day: number): string {
   }
   return date;
 }
+
+/** Whether a pass that read every log holding days from `read` on holds all from `wanted` on (undefined: all days). */
+export function covers(read: number | undefined, wanted: number | undefined): boolean {
+  return read === undefined || (wanted !== undefined && wanted >= read);
+}
+
+/** The window from the earlier of two first days (undefined: all days). */
+export function widest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined ? undefined : Math.min(a, b);
+}

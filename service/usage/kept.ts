@@ -188,9 +188,10 @@ export class KeptAggregates {
     return { t: { ...key, file: true, state: undefined, usage }, unchanged: key.size === st.size && key.mtimeMs === st.mtimeMs };
   }
 
-  /** The scan state saved with a log's usage (read when the log grew). */
-  stateOf(id: string, key: FileStat): ScanState | undefined {
-    return this.saved?.state(id, key);
+  /** A log's scan state: in hand, or the one saved with its usage (a log taken from the saved file). */
+  stateOf(id: string, t: Tracked): ScanState | undefined {
+    if (t.state || t.ino === undefined) return t.state;
+    return this.saved?.state(id, { ino: t.ino, size: t.size!, mtimeMs: t.mtimeMs! });
   }
 
   schedule(): void {

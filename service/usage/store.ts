@@ -8,9 +8,9 @@ import type { SessionView } from '../sessions/merge.js';
 import { eachLimited } from '../sessions/limit.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { LogRef } from '../sessions/types.js';
-import { messageIdOf, Pricer, startState, type ScanState, type Scope } from './collect.js';
-import { takeBackCopies } from './copies.js';
-import { dayOfMs, endsBefore } from './days.js';
+import { messageIdOf, Pricer, startState, type Scope } from './collect.js';
+import { takeBackCopiesIn } from './copies.js';
+import { covers, dayOfMs, endsBefore, widest } from './days.js';
 import { DAY_MS } from './types.js';
 import type { CurrentPrices, PriceFiles } from './price-file.js';
 import { KeptAggregates, logId, type Tracked } from './kept.js';
@@ -298,45 +298,16 @@ export class UsageStore {
     }
   }
 
-  /**
-   * Records copied from one log into another (copies.ts) count in one only: among logs that
-   * start with the same model call, the one whose file was born first keeps them. `firstKeys`:
-   * only the groups of logs that start with these (the logs a change read).
-   */
+  /** Records copied from one log into another count in one only (copies.ts); `firstKeys`: only the groups of the logs a change read. */
   private takeBackCopies(firstKeys?: ReadonlySet<string>): void {
-    if (firstKeys?.size === 0) return;
-    const groups = new Map<string, string[]>();
-    for (const [id, t] of this.tracked) {
-      const first = t.usage.firstKey;
-      if (first === undefined || !t.file || (firstKeys && !firstKeys.has(first))) continue;
-      const group = groups.get(first);
-      if (group) group.push(id);
-      else groups.set(first, [id]);
-    }
-    for (const ids of groups.values()) {
-      if (ids.length < 2) continue;
-      const logs = ids.flatMap((id) => {
-        const t = this.tracked.get(id)!;
-        const state = this.stateOf(id, t);
-        if (!state) return [];
-        t.state = state;
-        return [{ id, usage: t.usage, state, born: statSync(id, { throwIfNoEntry: false })?.birthtimeMs ?? 0 }];
-      });
-      logs.sort((a, b) => b.born - a.born || (a.id < b.id ? 1 : -1));
-      for (const id of takeBackCopies(logs)) this.kept.changed(id);
-    }
-  }
-
-  /** A log's scan state: in hand, or the one saved with its usage (taken from the saved file). */
-  private stateOf(id: string, t: Tracked): ScanState | undefined {
-    return t.state ?? (t.ino !== undefined ? this.kept.stateOf(id, { ino: t.ino, size: t.size!, mtimeMs: t.mtimeMs! }) : undefined);
+    for (const id of takeBackCopiesIn(this.tracked, (id, t) => this.kept.stateOf(id, t), firstKeys)) this.kept.changed(id);
   }
 
   /** A sub-agent's log with the message ids its parent counts (collect.ts Scope); {} for any other log. */
   private scopeOf(l: UsageLog): Scope {
     if (!('parentId' in l)) return {};
     const t = this.tracked.get(l.parentId);
-    const state = t && this.stateOf(l.parentId, t);
+    const state = t && this.kept.stateOf(l.parentId, t);
     return { subagent: { parentMessages: new Set([...(state?.seen.keys() ?? [])].map(messageIdOf)) } };
   }
 
@@ -376,7 +347,7 @@ export class UsageStore {
       if (t && (l.log.kind === 'legacy' || t.ino !== ino || (t.size ?? 0) > size)) t = undefined;
       // Taken from the saved file without its scan state: the state saved with that usage.
       if (t && !t.state) {
-        const state = this.kept.stateOf(id, { ino: t.ino!, size: t.size!, mtimeMs: t.mtimeMs! });
+        const state = this.kept.stateOf(id, t);
         t = state ? { ...t, state } : undefined;
       }
     }
@@ -418,15 +389,6 @@ interface Settled {
   byPath?: Map<string, SessionLog[]>;
   sinceDay: number | undefined;
   answer: Answer;
-}
-
-/** Whether a pass that read every log holding days from `read` on holds all from `wanted` on (undefined: all days). */
-function covers(read: number | undefined, wanted: number | undefined): boolean {
-  return read === undefined || (wanted !== undefined && wanted >= read);
-}
-
-function widest(a: number | undefined, b: number | undefined): number | undefined {
-  return a === undefined || b === undefined ? undefined : Math.min(a, b);
 }
 
 /** A SQLite store's main and -wal files as they are now (what a write changes). */
