@@ -118,7 +118,7 @@ export class HistoryKeeper {
       // A compressed rollout is read in place: only a copy made while it was plain is kept, by its size.
       const compressed = source?.source === 'clib-zst';
       const size = source && !compressed ? this.sizeOf(source) : undefined;
-      const keptSize = this.keptSize(view.records);
+      const keptSize = this.keptSize(view, kept);
       const from = source?.log?.kind === 'file' ? source.log.path : undefined;
       const agents = view.agentName === 'clia_code' ? await this.subagents.bytes(kept, from, changed(view.id)) : 0;
       const bytes = (size ?? keptSize ?? 0) + agents;
@@ -148,9 +148,9 @@ export class HistoryKeeper {
     return record.log ? this.index.fileKey(record.log)?.size : undefined;
   }
 
-  private keptSize(records: readonly SourceRecord[]): number | undefined {
-    const kept = records.find((r) => r.source === 'clia-kept' || r.source === 'clib-kept');
-    return kept ? this.sizeOf(kept) : undefined;
+  /** The copy's size as the index knows it (a copy is no source of its session while the program's file is there). */
+  private keptSize(view: SessionView, kept: string): number | undefined {
+    return this.index.fileKey({ kind: 'file', format: view.agentName === 'clib' ? 'clib-rollout' : 'clia', path: kept })?.size;
   }
 
   /** Appends what the program added since the last copy; a file rewritten or cut is copied whole. */

@@ -22,6 +22,12 @@ export type HistoryStore = 'clia-home' | 'clib-home' | 'clia-kept' | 'clib-kept'
 export const TERMINAL_STORES: ReadonlySet<string> = new Set<HistoryStore>(['clia-home', 'clib-home', 'clia-kept', 'clib-kept']);
 /** The service's own copies of them (history-keep.ts). */
 export const KEPT_STORES: ReadonlySet<string> = new Set<HistoryStore>(['clia-kept', 'clib-kept']);
+/**
+ * The program's plain store whose file, while it is there, is a kept copy's session: the copy
+ * is known (its key, for the keeping bound) but no source of the listing until that file goes.
+ * A compressed rollout does not hold its copy back: pages read faster from the plain copy.
+ */
+export const HELD_BACK_BY: Readonly<Partial<Record<string, HistoryStore>>> = { 'clia-kept': 'clia-home', 'clib-kept': 'clib-home' };
 
 /** The agent id every terminal session is listed under (they belong to no Space project). */
 export { TERMINAL_AGENT_ID } from '../runtimes/terminal-session.js';

@@ -7,8 +7,8 @@ import { readdir, stat, statMany } from './disk.js';
 import { fileKey, sameKey, type FileKey } from './file-key.js';
 import { cliaRecordMessages } from '../transcripts/clia-record.js';
 import { parseJson, readJson } from './index-file.js';
-import { codexNamesFile, KEPT_STORES, rootList, TERMINAL_STORES } from './history-layout.js';
-import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots } from './layout.js';
+import { codexNamesFile, HELD_BACK_BY, KEPT_STORES, rootList, TERMINAL_STORES } from './history-layout.js';
+import { roleOf, STORE_FORMAT, type FileRole, type PathRole, type SessionRoots, type StoreName } from './layout.js';
 import { eachLimited, IO_CONCURRENCY } from './limit.js';
 import type { LogReader, LogVersion } from './logs.js';
 import { cliaRecordSource, orphanLogRecord, projectRecords, storeIndexRecords } from './records.js';
@@ -31,6 +31,13 @@ export class SourceFiles {
   /** Every folder the walks listed (what changedSince checks). */
   private readonly dirs = new Map<string, DirKey>();
   private referenced = new Set<string>();
+  /**
+   * The terminal sessions a program's plain file holds, as `<store>:<id>` (as of the last
+   * listing or restore): their kept copies are held back (HELD_BACK_BY). A first start puts
+   * thousands of copies in place; each batch was a new source of every copied session, a
+   * listing made anew, its heads read again and a snapshot saved: about 90 MB of its peak.
+   */
+  private programIds = new Set<string>();
   private sqliteWarned = false;
   /** What is read from the logs beyond their keys: first prompts, directories, titles. */
   readonly heads: SourceHeads;
@@ -66,6 +73,7 @@ export class SourceFiles {
       if (known.role === 'index') for (const r of known.records) if (r.log?.kind === 'file') referenced.add(r.log.path);
     }
     this.referenced = referenced;
+    this.programIds = programIdsOf(this.files);
   }
 
   /** What may have changed since the state was restored (bulk-check.ts). */
@@ -187,6 +195,7 @@ export class SourceFiles {
         if (previous && !grown) this.reader.forget(p);
         const head = grown ? previous.head : undefined;
         this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(head ? { head } : {}) });
+        if (this.heldBack(role)) return false;
         // A compressed rollout is read in place too (compressed-lines.ts) while it has no kept copy.
         const change: LogChange = { path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key };
         changes.push(change);
@@ -286,11 +295,18 @@ export class SourceFiles {
         }
       } else if (known.role === 'legacy') out.push(known.record);
     }
+    this.programIds = programIdsOf(this.files);
     for (const [p, known] of this.files) {
-      if (known.role === 'log' && !referenced.has(p)) out.push(orphanLogRecord(known.store, known.agentId, p, known.id, known.key.mtimeMs));
+      if (known.role === 'log' && !referenced.has(p) && !this.heldBack(known)) out.push(orphanLogRecord(known.store, known.agentId, p, known.id, known.key.mtimeMs));
     }
     this.referenced = referenced;
     return out;
+  }
+
+  /** A kept copy whose program's plain file is there (HELD_BACK_BY). */
+  private heldBack(log: { store: StoreName; id: string }): boolean {
+    const by = HELD_BACK_BY[log.store];
+    return by !== undefined && this.programIds.has(`${by}:${log.id}`);
   }
 
   logExists(ref: LogRef): boolean {
@@ -301,4 +317,11 @@ export class SourceFiles {
     const known = this.files.get(ref.kind === 'sqlite' ? ref.db : ref.path);
     return known?.key;
   }
+}
+
+/** `<store>:<id>` of every log of a program's plain store (what holds a kept copy back). */
+function programIdsOf(files: ReadonlyMap<string, Known>): Set<string> {
+  const ids = new Set<string>();
+  for (const known of files.values()) if (known.role === 'log' && (known.store === 'clia-home' || known.store === 'clib-home')) ids.add(`${known.store}:${known.id}`);
+  return ids;
 }

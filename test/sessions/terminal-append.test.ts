@@ -1,4 +1,4 @@
-import { appendFile, copyFile, mkdir, mkdtemp, readFile, rm, stat, utimes } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,8 +23,10 @@ let home: string;
 const projectDir = (): string => path.join(home, '.claude', 'projects', '-home-user-rt-claude-fx-proj');
 const claudeFile = (id: string): string => path.join(projectDir(), `${id}.jsonl`);
 const codexFile = (): string => path.join(home, '.codex', 'sessions', '2026', '11', '21', CODEX_FILE);
-// Nothing kept: each copy the keeper puts in place is a new source, which the index merges anew for.
-const start = (): Promise<TestService> => startService({ home, env: { SPACE_CLIA_BIN: path.join(home, 'no-claude'), SPACE_HISTORY_KEEP_MB: '0' } });
+const keptDir = (): string => path.join(home, '.space-state', 'history');
+/** `keepMb`: SPACE_HISTORY_KEEP_MB, the default (sessions kept) when undefined. */
+const start = (keepMb?: string): Promise<TestService> =>
+  startService({ home, env: { SPACE_CLIA_BIN: path.join(home, 'no-claude'), ...(keepMb !== undefined ? { SPACE_HISTORY_KEEP_MB: keepMb } : {}) } });
 
 async function listed(s: TestService = svc): Promise<any[]> {
   return (await s.get('/api/sessions?limit=1000')).json().sessions;
@@ -32,6 +34,19 @@ async function listed(s: TestService = svc): Promise<any[]> {
 
 /** How often the index merged every session anew so far (its debug line). */
 const relistings = (): number => svc.logs.filter((l) => l.includes('session index listed anew')).length;
+
+/** A fresh first start (no state folder) with SPACE_HISTORY_KEEP_MB `keepMb`, every title read. */
+async function firstStart(keepMb?: string): Promise<void> {
+  await svc.close();
+  await rm(path.join(home, '.space-state'), { recursive: true, force: true });
+  svc = await start(keepMb);
+  await svc.get('/api/sessions/search?q=');
+}
+
+/** Claude Code's bookkeeping line, as it writes one at each prompt: no message, a new mtime. */
+async function bookkeeping(id: string): Promise<void> {
+  await appendFile(claudeFile(id), `${JSON.stringify({ type: 'queue-operation', operation: 'enqueue', timestamp: new Date().toISOString(), sessionId: id, content: 'Next' })}\n`);
+}
 
 beforeAll(async () => {
   home = await mkdtemp(path.join(os.tmpdir(), 'sessions-append-'));
@@ -65,8 +80,7 @@ describe('a terminal append', () => {
     const merges = relistings();
     const sse = await openSse(svc.port, '/api/events');
     try {
-      // Claude Code's bookkeeping line, as it writes one at each prompt: no message, a new mtime.
-      await appendFile(claudeFile(oldest), `${JSON.stringify({ type: 'queue-operation', operation: 'enqueue', timestamp: new Date().toISOString(), sessionId: oldest, content: 'Next' })}\n`);
+      await bookkeeping(oldest);
       const updated = await sse.waitFor((e) => e.event === 'session-updated' && e.data.session_id === oldest, 5000);
       expect(updated.data).toMatchObject({ origin: 'terminal', title: before.title, message_count: before.message_count });
     } finally {
@@ -90,9 +104,34 @@ describe('a terminal append', () => {
 
   it('leaves the listing a first start on the same files makes', async () => {
     const live = await listed();
-    await svc.close();
-    await rm(path.join(home, '.space-state'), { recursive: true, force: true });
-    svc = await start();
+    await firstStart();
     await eventually(async () => expect(await listed()).toEqual(live), 10_000);
+  });
+});
+
+describe('the copies the keeper puts in place', () => {
+  it('list no session anew: a copy is no source of its session while its program\'s file is there', async () => {
+    await firstStart();
+    const keptClaude = async (): Promise<string[]> => (await readdir(path.join(keptDir(), 'clia'))).filter((n) => n.endsWith('.jsonl'));
+    await eventually(async () => expect((await keptClaude()).sort()).toEqual(CLAUDE_IDS.map((id) => `${id}.jsonl`).sort()), 10_000);
+    // A restart: the kept folders are there, watched from the start.
+    await svc.close();
+    svc = await start();
+    // A new terminal session comes; once it is listed, its copy is put in place.
+    const added = '44444444-4444-4444-8444-444444444444';
+    const source = await readFile(path.join(FIXTURES, 'clia-native', `${CLAUDE_SOURCE}.jsonl`), 'utf8');
+    await appendFile(claudeFile(added), source.replaceAll(CLAUDE_SOURCE, added));
+    await eventually(async () => expect((await listed()).map((s) => s.session_id)).toContain(added), 5000);
+    const merges = relistings();
+    await eventually(async () => expect(await keptClaude()).toContain(`${added}.jsonl`), 5000);
+    // Shown once the index has seen what came before it (the copy put in place).
+    const id = CLAUDE_IDS[1]!;
+    await bookkeeping(id);
+    await eventually(async () => expect(Date.parse((await listed()).find((s) => s.session_id === id).updated_at)).toBe(Math.floor((await stat(claudeFile(id))).mtimeMs)), 5000);
+    expect(relistings()).toBe(merges);
+    // Still its session's source once the program's file is gone.
+    const before = (await listed()).find((s) => s.session_id === added);
+    await rm(claudeFile(added));
+    await eventually(async () => expect((await listed()).find((s) => s.session_id === added)).toEqual({ ...before, retained: true }), 5000);
   });
 });
