@@ -1,14 +1,13 @@
 import { existsSync, statSync } from 'node:fs';
-import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { Worker } from 'node:worker_threads';
 import { HttpError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { AgentName } from '../runtimes/runtime.js';
-import type { SessionView } from '../sessions/merge.js';
-import { logFile, logsByFile, logsOf, sessionLogs, type SessionLog } from '../sessions/pipeline.js';
+import { sessionLogs } from '../sessions/pipeline.js';
 import type { LogChange, SessionIndex } from '../sessions/session-index.js';
 import type { DocKind } from './documents.js';
-import { logKey, type FromWorker, type Job, type SessionState, type ToWorker, type WorkerData } from './protocol.js';
+import type { FromWorker, SessionState, ToWorker, WorkerData } from './protocol.js';
+import { reconcile, type Reconciled } from './reconcile.js';
 import { hasLongPrefix, QueryError, toFtsExpression } from './query.js';
 import { isCorruption } from './schema.js';
 import { scopeFilter } from './scope.js';
@@ -69,7 +68,6 @@ const COUNTED_WAIT_MS = 30_000;
  */
 const WORKER_YOUNG_MB = 4;
 const CLOSE_WAIT_MS = 5_000;
-const RECONCILE_SLICE = 2_000; // sessions compared per turn of the event loop in a reconciliation
 
 /**
  * Full-text search over every session's messages, fed by the sessions index: what it lists
@@ -88,8 +86,7 @@ export class FtsIndex {
   private scheduled = false;
   private fullPending = false;
   private touched = new Set<string>();
-  /** The list the last full comparison was made against, its sessions by log file. */
-  private reconciled: { views: readonly SessionView[]; byFile: Map<string, SessionLog[]> } | undefined;
+  private reconciled: Reconciled | undefined;
   private opened = deferred();
   private closedByWorker = deferred();
 
@@ -322,44 +319,12 @@ export class FtsIndex {
       .catch((err: unknown) => this.log.warn({ err: String(err) }, 'fts reconciliation failed'));
   }
 
-  /**
-   * Compares what the sessions index lists with what the index holds and queues the work:
-   * `all` (after opening) reads every session from its cursor, oldest first so document ids
-   * follow time; otherwise only sessions that are new, changed identity or scope, or whose
-   * log changed (for a SQLite store, the sessions whose updated time moved) are read.
-   */
+  /** Compares what the sessions index lists with what the index holds, and queues the work (reconcile.ts). */
   private async reconcile(all: boolean, touched: Set<string>): Promise<void> {
     const views = await this.sessions.list();
     if (!this.reader || !this.worker || (this.phase !== 'open' && !all)) return;
-    // The same list as the last full comparison: no session came, went or moved, so only
-    // the logs that changed can need work (no walk over every session on each append).
-    const same = !all && this.reconciled?.views === views;
-    const logs = same ? [...touched].flatMap((f) => this.reconciled!.byFile.get(f) ?? []) : logsOf(views);
-    const jobs: Job[] = [];
-    const listed = new Set<string>();
-    let seen = 0;
-    for (const s of all ? [...logs].reverse() : logs) {
-      // A full comparison (85 ms of this thread at 19,800 sessions) lets requests in between slices.
-      if (++seen % RECONCILE_SLICE === 0) await yieldToEvents();
-      listed.add(s.sessionId);
-      const key = logKey(s.log);
-      const known = this.tracked.get(s.sessionId);
-      const moved = !known || known.removing || known.logKey !== key || known.agentName !== s.agentName || known.agentId !== s.agentId;
-      const grew = touched.has(logFile(s.log)) && (s.log.kind !== 'sqlite' || known?.updatedAtMs !== s.updatedAtMs);
-      if (!all && !moved && !grew) continue;
-      jobs.push({ action: 'index', sessionId: s.sessionId, log: s.log, logKey: key, agentName: s.agentName, agentId: s.agentId, updatedAtMs: s.updatedAtMs, urgent: !all });
-      const t: Tracked = known ?? { sessionId: s.sessionId, documents: 0, messages: 0, bytes: 0, indexedAt: null, pending: false, removing: false, inPass: false, weight: 1, done: 0, logKey: key, agentName: s.agentName, agentId: s.agentId, updatedAtMs: s.updatedAtMs };
-      Object.assign(t, { logKey: key, agentName: s.agentName, agentId: s.agentId, updatedAtMs: s.updatedAtMs, pending: true, removing: false, inPass: true, done: 0 });
-      this.tracked.set(s.sessionId, t);
-    }
-    if (!same) {
-      for (const [id, t] of this.tracked) {
-        if (listed.has(id) || t.removing) continue;
-        jobs.push({ action: 'remove', sessionId: id, urgent: !all });
-        Object.assign(t, { pending: true, removing: true, inPass: true, weight: 1, done: 0 });
-      }
-      this.reconciled = { views, byFile: logsByFile(logs) };
-    }
+    const { jobs, reconciled } = await reconcile(views, this.tracked, touched, all, this.reconciled);
+    if (reconciled) this.reconciled = reconciled;
     if (jobs.length > 0) this.send({ type: 'jobs', jobs });
     if (all && this.phase === 'starting') this.phase = 'open';
   }
