@@ -328,7 +328,7 @@ export class SessionIndex {
     });
     if (structural) await this.rebuild(options);
     else if (changes.some((c) => c.retimed)) this.setViews(retimed(this.views, changes, this.mergeInputs()));
-    if (structural || changes.length > 0) this.snapshot?.schedule();
+    if (this.files.takeUnsaved() || structural || changes.length > 0) this.snapshot?.schedule();
     if (changes.length > 0) {
       this.logListeners.tell(changes);
       // A changed log is counted again; the walk over every session starts over only when

@@ -38,6 +38,8 @@ export class SourceFiles {
    * listing made anew, its heads read again and a snapshot saved: about 90 MB of its peak.
    */
   private programIds = new Set<string>();
+  /** A held-back copy's key changed since the last `takeUnsaved`: no listing moved, but the saved state is behind. */
+  private unsaved = false;
   private sqliteWarned = false;
   /** What is read from the logs beyond their keys: first prompts, directories, titles. */
   readonly heads: SourceHeads;
@@ -195,7 +197,10 @@ export class SourceFiles {
         if (previous && !grown) this.reader.forget(p);
         const head = grown ? previous.head : undefined;
         this.files.set(p, { role: 'log', key, store: role.store, agentId: role.agentId, id: role.id, ...(head ? { head } : {}) });
-        if (this.heldBack(role)) return false;
+        if (this.heldBack(role)) {
+          this.unsaved = true;
+          return false;
+        }
         // A compressed rollout is read in place too (compressed-lines.ts) while it has no kept copy.
         const change: LogChange = { path: p, ref: { kind: 'file', format: STORE_FORMAT[role.store], path: p }, before: previous?.key, after: key };
         changes.push(change);
@@ -301,6 +306,13 @@ export class SourceFiles {
     }
     this.referenced = referenced;
     return out;
+  }
+
+  /** Whether what the index knows changed with no listing or log change to tell (a held-back copy's key); resets it. */
+  takeUnsaved(): boolean {
+    const unsaved = this.unsaved;
+    this.unsaved = false;
+    return unsaved;
   }
 
   /** A kept copy whose program's plain file is there (HELD_BACK_BY). */
