@@ -44,6 +44,9 @@ export class SessionIndex {
   private refreshing = 0;
   private built: Promise<void> = Promise.resolve();
   private titled: Promise<void> = Promise.resolve();
+  /** Folders to list again once quiet (proveLater). */
+  private readonly toProve = new Set<string>();
+  private proveTimer: NodeJS.Timeout | undefined;
   private readonly dirty = new Set<string>();
   private refreshScheduled = false;
   private watcher: SessionWatcher | undefined;
@@ -280,6 +283,7 @@ export class SessionIndex {
   async close(): Promise<void> {
     this.closed = true;
     this.counts.stop();
+    clearTimeout(this.proveTimer);
     await this.watcher?.close();
     await this.queue.catch(() => undefined);
     await Promise.all([this.counts.close(), this.snapshot?.close()]);
@@ -294,6 +298,22 @@ export class SessionIndex {
     setTimeout(() => {
       const dirs = this.closed ? [] : this.files.unprovenDirs();
       if (dirs.length > 0) void this.markDirty(dirs).then(() => this.snapshot?.schedule());
+    }, DIR_QUIET_MS + 500).unref();
+  }
+
+  /**
+   * Folders a file came to or went from (SourceFiles.takeNamesMoved) are listed again once they
+   * have been quiet long enough (one timer, put off by each new one), and saved: the next start
+   * need not list them (the kept copies' folder after a batch of copies put in place).
+   */
+  private proveLater(dirs: string[]): void {
+    if (dirs.length === 0) return;
+    for (const dir of dirs) this.toProve.add(dir);
+    clearTimeout(this.proveTimer);
+    this.proveTimer = setTimeout(() => {
+      const due = [...this.toProve];
+      this.toProve.clear();
+      if (!this.closed) void this.markDirty(due).then(() => this.snapshot?.schedule());
     }, DIR_QUIET_MS + 500).unref();
   }
 
@@ -326,6 +346,7 @@ export class SessionIndex {
     await eachLimited(this.files.outermost(paths), IO_CONCURRENCY, async (p) => {
       if (await this.files.apply(p, changes)) structural = true;
     });
+    this.proveLater(this.files.takeNamesMoved());
     if (structural) await this.rebuild(options);
     else if (changes.some((c) => c.retimed)) this.setViews(retimed(this.views, changes, this.mergeInputs()));
     if (this.files.takeUnsaved() || structural || changes.length > 0) this.snapshot?.schedule();

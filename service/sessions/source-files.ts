@@ -40,6 +40,12 @@ export class SourceFiles {
   private programIds = new Set<string>();
   /** A held-back copy's key changed since the last `takeUnsaved`: no listing moved, but the saved state is behind. */
   private unsaved = false;
+  /**
+   * Listed folders a file came to or went from since their listing (a watcher's file event):
+   * their saved mtime no longer proves their names, and a restart would list them again (the
+   * kept copies' folder: 7,747 stats at the issue's size). Listed again once quiet (SessionIndex).
+   */
+  private namesMoved = new Set<string>();
   private sqliteWarned = false;
   /** What is read from the logs beyond their keys: first prompts, directories, titles. */
   readonly heads: SourceHeads;
@@ -110,12 +116,23 @@ export class SourceFiles {
     const role = roleOf(this.roots, p);
     if (!role) return false;
     if (role.type === 'dir') return this.applyDir(p, changes);
-    return this.applyFile(p, role, changes);
+    const had = this.files.has(p);
+    const structural = await this.applyFile(p, role, changes);
+    if (had !== this.files.has(p) && this.dirs.has(path.dirname(p))) this.namesMoved.add(path.dirname(p));
+    return structural;
+  }
+
+  /** The folders whose names moved since their listing (namesMoved); resets it. */
+  takeNamesMoved(): string[] {
+    const dirs = [...this.namesMoved];
+    this.namesMoved.clear();
+    return dirs;
   }
 
   private async applyDir(dir: string, changes: LogChange[]): Promise<boolean> {
     const found = new Map<string, FileRole>();
     for (const listed of [...this.dirs.keys()]) if (isUnder(listed, dir)) this.dirs.delete(listed);
+    for (const moved of [...this.namesMoved]) if (isUnder(moved, dir)) this.namesMoved.delete(moved);
     await this.walk(dir, found);
     let structural = false;
     for (const known of [...this.files.keys()]) if (isUnder(known, dir) && !found.has(known) && this.drop(known, changes)) structural = true;

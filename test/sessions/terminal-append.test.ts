@@ -129,13 +129,15 @@ describe('the copies the keeper puts in place', () => {
     await bookkeeping(id);
     await eventually(async () => expect(Date.parse((await listed()).find((s) => s.session_id === id).updated_at)).toBe(Math.floor((await stat(claudeFile(id))).mtimeMs)), 5000);
     expect(relistings()).toBe(merges);
-    // What the index knows of the copies is saved: the next start takes every file back.
+    // What the index knows of the copies is saved, and the folders a file came to are listed
+    // again once quiet (DIR_QUIET_MS, 2 s): the next start takes every file back and lists none.
+    await new Promise((resolve) => setTimeout(resolve, 4000));
     await svc.close();
     svc = await start();
     await listed();
     const onDisk = [...(await readdir(projectDir())), ...(await keptClaude()), ...(await readdir(path.join(keptDir(), 'clib')))].filter((n) => n.endsWith('.jsonl')).length + 1;
     const built = JSON.parse(svc.logs.find((l) => l.includes('session index built'))!);
-    expect(built.restored).toBe(onDisk);
+    expect(built).toMatchObject({ restored: onDisk, changed: 0 });
     // Still its session's source once the program's file is gone.
     const before = (await listed()).find((s) => s.session_id === added);
     await rm(claudeFile(added));
