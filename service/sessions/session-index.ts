@@ -7,7 +7,7 @@ import { eachLimited, IO_CONCURRENCY } from './limit.js';
 import { LogReader } from './logs.js';
 import { compressedLog, mergeSessions, titledIds, type MergeInputs, type SessionView } from './merge.js';
 import { MessageCounts } from './message-counts.js';
-import { DIR_QUIET_MS } from './dir-key.js';
+import { FolderProof } from './folder-proof.js';
 import { SourceFiles, type LogChange } from './source-files.js';
 import type { LogRef, SourceRecord } from './types.js';
 import type { IndexState } from './snapshot-format.js';
@@ -44,9 +44,8 @@ export class SessionIndex {
   private refreshing = 0;
   private built: Promise<void> = Promise.resolve();
   private titled: Promise<void> = Promise.resolve();
-  /** Folders to list again once quiet (proveLater). */
-  private readonly toProve = new Set<string>();
-  private proveTimer: NodeJS.Timeout | undefined;
+  /** Folders listed again once quiet, and saved (folder-proof.ts). */
+  private readonly proof = new FolderProof((dirs) => void this.markDirty(dirs).then(() => this.snapshot?.schedule()));
   private readonly dirty = new Set<string>();
   private refreshScheduled = false;
   private watcher: SessionWatcher | undefined;
@@ -126,7 +125,7 @@ export class SessionIndex {
       // The watches are in place since start(); from here on changes are news.
       this.live = true;
       this.counts.warm();
-      this.proveFolders();
+      this.proof.unprovenLater(() => this.files.unprovenDirs());
       // A thread named while the service was down: its saved head has the name it had then.
       const names = codexNamesFile(this.roots);
       if (names) void this.markDirty([names]);
@@ -283,38 +282,10 @@ export class SessionIndex {
   async close(): Promise<void> {
     this.closed = true;
     this.counts.stop();
-    clearTimeout(this.proveTimer);
+    this.proof.close();
     await this.watcher?.close();
     await this.queue.catch(() => undefined);
     await Promise.all([this.counts.close(), this.snapshot?.close()]);
-  }
-
-  /**
-   * Folders changed just before they were listed (a corpus just written, a session just made)
-   * are listed once more when they have been quiet long enough, so the saved state proves their
-   * names and the next start need not list them.
-   */
-  private proveFolders(): void {
-    setTimeout(() => {
-      const dirs = this.closed ? [] : this.files.unprovenDirs();
-      if (dirs.length > 0) void this.markDirty(dirs).then(() => this.snapshot?.schedule());
-    }, DIR_QUIET_MS + 500).unref();
-  }
-
-  /**
-   * Folders a file came to or went from (SourceFiles.takeNamesMoved) are listed again once they
-   * have been quiet long enough (one timer, put off by each new one), and saved: the next start
-   * need not list them (the kept copies' folder after a batch of copies put in place).
-   */
-  private proveLater(dirs: string[]): void {
-    if (dirs.length === 0) return;
-    for (const dir of dirs) this.toProve.add(dir);
-    clearTimeout(this.proveTimer);
-    this.proveTimer = setTimeout(() => {
-      const due = [...this.toProve];
-      this.toProve.clear();
-      if (!this.closed) void this.markDirty(due).then(() => this.snapshot?.schedule());
-    }, DIR_QUIET_MS + 500).unref();
   }
 
   private rootPaths(): string[] {
@@ -346,7 +317,7 @@ export class SessionIndex {
     await eachLimited(this.files.outermost(paths), IO_CONCURRENCY, async (p) => {
       if (await this.files.apply(p, changes)) structural = true;
     });
-    this.proveLater(this.files.takeNamesMoved());
+    this.proof.movedLater(this.files.takeNamesMoved());
     if (structural) await this.rebuild(options);
     else if (changes.some((c) => c.retimed)) this.setViews(retimed(this.views, changes, this.mergeInputs()));
     if (this.files.takeUnsaved() || structural || changes.length > 0) this.snapshot?.schedule();
