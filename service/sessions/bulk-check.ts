@@ -38,13 +38,19 @@ export async function changedPaths(roots: SessionRoots, dirs: ReadonlyMap<string
     if (key === 'always') stores.push(p);
     else if (!underAny(p, relisted)) checked.push([p, key]);
   }
+  return out.concat(await changedFiles(checked), stores);
+}
+
+/** Of files and their saved keys, those whose key differs or that are gone. */
+export async function changedFiles(checked: ReadonlyArray<[string, FileKey]>): Promise<string[]> {
+  const out: string[] = [];
   await eachStat(
     checked.map(([p]) => p),
     (p, st, i) => {
       if (!st || !st.isFile() || !sameKey(checked[i]![1], fileKey(st))) out.push(p);
     },
   );
-  return out.concat(stores);
+  return out;
 }
 
 /** Whether one of `dirs` is a strict ancestor of `p`. */

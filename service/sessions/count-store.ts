@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js';
 import { DebouncedSave } from './debounced-save.js';
-import { readFile } from './disk.js';
+import { asciiJson, readText } from './disk.js';
 import type { FileKey } from './file-key.js';
 import type { FileLogs, SavedCount, SavedCounts } from './file-log.js';
 
@@ -45,7 +45,7 @@ export class CountStore implements SavedCounts {
   async load(): Promise<void> {
     let text: string;
     try {
-      text = await readFile(this.file, 'utf8');
+      text = await readText(this.file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.debug({ err: String(err) }, 'saved session counts not read');
       return;
@@ -84,7 +84,7 @@ export class CountStore implements SavedCounts {
     }
     // Saved counts no one asked for in this run go back as they were read.
     for (const [path, line] of this.untaken) if (!taken.has(path)) out.push(`${JSON.stringify(path)}\t${line}`);
-    return out.map((line) => `${line}\n`);
+    return out.map((line) => `${asciiJson(line)}\n`);
   }
 }
 

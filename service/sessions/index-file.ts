@@ -1,4 +1,4 @@
-import { open } from './disk.js';
+import { readBytes } from './disk.js';
 import type { FileKey } from './file-key.js';
 
 /** An index file over this is not read (no store writes one near it). */
@@ -34,34 +34,3 @@ async function readParsed(file: string, parse: (bytes: Buffer) => unknown): Prom
     return undefined;
   }
 }
-
-/**
- * The file's bytes, in one Buffer outside V8's heap (freed at the next scavenge), for the parser
- * to decode what it needs: `readFile(file, 'utf8')` decodes a big file in 512 KB strings joined
- * as it reads, and the first search flattens them into a copy: twice the file in V8's old space,
- * which only a full collection gives back (a first start's four 23 MB OpenClaw indexes took the
- * main heap from 44 to 211 MB before one ran).
- */
-async function readBytes(file: string): Promise<Buffer> {
-  const fh = await open(file, 'r');
-  try {
-    const { size } = await fh.stat();
-    const buffer = Buffer.allocUnsafeSlow(size > MAPPED_FROM ? Math.max(size, OVER_DYNAMIC_MMAP) : size);
-    let filled = 0;
-    for (let n = -1; n !== 0 && filled < size; filled += n) n = (await fh.read(buffer, filled, size - filled, filled)).bytesRead;
-    return buffer.subarray(0, filled);
-  } finally {
-    await fh.close();
-  }
-}
-
-/**
- * A big file's buffer is made larger than glibc's top for its dynamic mmap threshold (32 MB):
- * freeing a mapped block of 128 KB to 32 MB raises the threshold to its size (and the heap's
- * trim threshold to twice that), so that every later allocation below it (a read's 1 MB chunks,
- * a worker's buffers) came from the heap, which is then not given back: a first start's four
- * 23 MB OpenClaw indexes kept tens of MB resident when idle. Only the pages read are resident.
- */
-const OVER_DYNAMIC_MMAP = 33 * 1024 * 1024;
-/** glibc's first mmap threshold: smaller blocks come from the heap and change nothing. */
-const MAPPED_FROM = 128 * 1024;

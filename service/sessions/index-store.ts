@@ -1,9 +1,9 @@
 import type { Logger } from '../log.js';
 import { DebouncedSave } from './debounced-save.js';
-import { readFile } from './disk.js';
+import { readBytes } from './disk.js';
 import type { SessionRoots } from './layout.js';
 import { decodeSnapshot } from './snapshot-decode.js';
-import { encodeSnapshot, type IndexState, type SavedState } from './snapshot-format.js';
+import { encodeSnapshot, VERSION, type IndexState, type SavedState } from './snapshot-format.js';
 
 const SAVE_DELAY_MS = 3000;
 
@@ -33,14 +33,15 @@ export class IndexSnapshot {
   }
 
   async load(): Promise<SavedState | undefined> {
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readFile(this.file, 'utf8');
+      bytes = await readBytes(this.file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.log.warn({ err: String(err) }, 'saved session index not read; building it from the disk');
       return undefined;
     }
-    const saved = decodeSnapshot(text, this.roots, (part, why) => this.log.warn({ part, err: why }, 'saved session index: part discarded; reading it from the disk'));
+    // Only this version's text is decoded (ASCII: Latin-1 is its fastest decoder).
+    const saved = ofThisVersion(bytes) ? decodeSnapshot(bytes.toString('latin1'), this.roots, (part, why) => this.log.warn({ part, err: why }, 'saved session index: part discarded; reading it from the disk')) : undefined;
     if (!saved) this.log.warn('saved session index of another version; building it from the disk');
     return saved;
   }
@@ -53,4 +54,11 @@ export class IndexSnapshot {
   close(): Promise<void> {
     return this.saver.close();
   }
+}
+
+const HEADER = Buffer.from(JSON.stringify({ version: VERSION }) + '\n');
+
+/** Whether the file opens with this version's header line (the encoder's exact bytes). */
+function ofThisVersion(bytes: Buffer): boolean {
+  return bytes.subarray(0, HEADER.length).equals(HEADER);
 }

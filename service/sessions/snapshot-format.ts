@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { AGENT_NAMES } from '../ids.js';
+import { asciiJson } from './disk.js';
 import type { DirKey } from './dir-key.js';
 import type { FileKey } from './file-key.js';
 import type { Head } from './head.js';
@@ -25,8 +26,9 @@ import type { LogFormat, SourceRecord } from './types.js';
  * Bumped whenever what is saved, how a file is read into it, or the merge's rule for a view
  * changes (saved views are taken back as made). 6: a compressed rollout's start could fail to
  * be read (a block cut by a read: compressed-start.ts), leaving its head without its prompt.
+ * 7: written in ASCII only (asciiJson), so it is read as Latin-1 into a one-byte string.
  */
-export const VERSION = 6;
+export const VERSION = 7;
 
 export interface IndexState {
   files: Array<[string, Known]>;
@@ -183,7 +185,8 @@ export function encodeSnapshot(state: IndexState, roots: SessionRoots): string[]
   const lines = [JSON.stringify({ version: VERSION } satisfies Header)];
   for (const part of parts.values()) lines.push(JSON.stringify(part.doc()));
   if (listing) lines.push(JSON.stringify(listing));
-  return lines.map((line) => `${line}\n`);
+  // ASCII only (version 7): read back as a one-byte string without a scan for other bytes.
+  return lines.map((line) => `${asciiJson(line)}\n`);
 }
 
 /** The file a record comes from: its index file, else its log. */

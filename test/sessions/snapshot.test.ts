@@ -151,7 +151,7 @@ describe('the saved session index', () => {
     const first = await start();
     expect((await stat(snapshotFile())).mode & 0o777).toBe(0o600);
     const saved = await readSaved();
-    expect(saved.header.version).toBe(6);
+    expect(saved.header.version).toBe(7);
     // One part per root of the layout, each with its own tables (the terminal history's too).
     expect(Object.keys(saved.parts).sort()).toEqual(['clia', 'cliaHome', 'cliaKept', 'clib', 'clibArchive', 'clibHome', 'clibKept', 'projects', 'runtimea']);
     const parts = Object.values(saved.parts);
@@ -171,6 +171,25 @@ describe('the saved session index', () => {
     // The first start read the head of each untitled log, and counted each of the 5 logs; the
     // restart stats them and their folders, and lists or opens none of them.
     expect(first.operations - again.operations).toBeGreaterThanOrEqual(heads + 5);
+  });
+
+  it('is written in ASCII only, and titles past ASCII come back unchanged from it', async () => {
+    const title = 'Café ☕ 日本語 🚀 naïve';
+    const store = new CliSessionStore(path.join(home, 'clia-space'), 'clia_code');
+    await store.upsert('p', 'clia-a', { title });
+    await ageFolders(home);
+    const first = await listingAndBuild();
+    const bytes = await readFile(snapshotFile());
+    expect(bytes.every((b) => b < 0x80)).toBe(true);
+    // The escaped title is in the file (JSON's \u escapes), not a replacement character.
+    expect(bytes.toString('latin1')).toContain('Caf\\u00e9 \\u2615 \\u65e5');
+    const again = await listingAndBuild();
+    expect(again.built.restored).toBeGreaterThan(0);
+    expect(again.built.discarded).toBeUndefined();
+    expect(again.built.changed).toBe(0);
+    expect(again.body).toEqual(first.body);
+    const sessions = (again.body as { sessions: Array<{ session_id: string; title: string }> }).sessions;
+    expect(sessions.find((s) => s.session_id === 'clia-a')!.title).toBe(title);
   });
 
   it('what changed while the service was down is read again', async () => {

@@ -1,4 +1,4 @@
-import { appendFile, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes } from 'node:fs/promises';
+import { appendFile, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -142,5 +142,23 @@ describe('the copies the keeper puts in place', () => {
     const before = (await listed()).find((s) => s.session_id === added);
     await rm(claudeFile(added));
     await eventually(async () => expect((await listed()).find((s) => s.session_id === added)).toEqual({ ...before, retained: true }), 5000);
+  });
+
+  it('changed while the service was down: the restart answers without checking them, then checks them', async () => {
+    await firstStart();
+    const id = CLAUDE_IDS[0]!;
+    const kept = path.join(keptDir(), 'clia', `${id}.jsonl`);
+    await eventually(async () => expect((await stat(kept)).size).toBe((await stat(claudeFile(id))).size), 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    await svc.close();
+    // The copy's time moved in place (its folder's names unchanged; its bytes too, so nothing copies it again).
+    const moved = new Date(Date.now() - 86_400_000);
+    await utimes(kept, moved, moved);
+    svc = await start();
+    await listed();
+    // The first check leaves the held-back copies out: nothing the listing shows changed.
+    expect(JSON.parse(svc.logs.find((l) => l.includes('session index built'))!)).toMatchObject({ changed: 0 });
+    // Checked right after: the index knows the copy as it is now (the keeper's bound reads its size there).
+    await eventually(async () => expect(svc.service.ctx.sessions.fileKey({ kind: 'file', format: 'clia', path: kept })?.mtimeMs).toBe((await stat(kept)).mtimeMs), 5000);
   });
 });
