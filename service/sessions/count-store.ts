@@ -75,16 +75,16 @@ export class CountStore implements SavedCounts {
   }
 
   private body(): string[] {
-    const out = [HEADER];
+    const out = [`${HEADER}\n`];
     const taken = new Set<string>();
     for (const [path, c] of this.logs.saved()) {
       taken.add(path);
       const branch = c.branch ? `\t${JSON.stringify(c.branch)}` : '';
-      out.push(`${JSON.stringify(path)}\t${JSON.stringify([c.key.ino, c.key.size, c.key.mtimeMs, c.scanned, c.complete, c.tail, ...c.checkpoints.flat()])}${branch}`);
+      out.push(asciiJson(`${JSON.stringify(path)}\t${JSON.stringify([c.key.ino, c.key.size, c.key.mtimeMs, c.scanned, c.complete, c.tail, ...c.checkpoints.flat()])}${branch}\n`));
     }
     // Saved counts no one asked for in this run go back as they were read.
-    for (const [path, line] of this.untaken) if (!taken.has(path)) out.push(`${JSON.stringify(path)}\t${line}`);
-    return out.map((line) => `${asciiJson(line)}\n`);
+    for (const [path, line] of this.untaken) if (!taken.has(path)) out.push(asciiJson(`${JSON.stringify(path)}\t${line}\n`));
+    return out;
   }
 }
 

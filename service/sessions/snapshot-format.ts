@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { AGENT_NAMES } from '../ids.js';
-import { asciiJson } from './disk.js';
+import { asciiJsonPieces } from './disk.js';
 import type { DirKey } from './dir-key.js';
 import type { FileKey } from './file-key.js';
 import type { Head } from './head.js';
@@ -167,7 +167,7 @@ export const LOG_KEYS = ['store', 'agentId', 'id', 'head'] as const;
 export const DIR_KEYS = ['path', 'ino', 'mtimeMs', 'listedAt'] as const;
 export const VIEW_KEYS = ['title', 'updatedAtMs', 'agentId', 'directory', 'logAt', 'sizes'] as const;
 
-/** The lines of the file, each with its newline (written one after the other, never joined): header, parts, listing (when there is one). */
+/** The file in pieces, written one after the other and never joined: the header, the parts and the listing (when there is one), a line each. */
 export function encodeSnapshot(state: IndexState, roots: SessionRoots): string[] {
   const parts = new Map(rootEntries(roots).map(([name, root]) => [name, new PartWriter(name, root)]));
   const partOf = rootOf(roots);
@@ -182,11 +182,13 @@ export function encodeSnapshot(state: IndexState, roots: SessionRoots): string[]
     return part ? [part, part.ref(r)] : undefined;
   };
   const listing = state.views && listingDoc(state.views, recordAt);
-  const lines = [JSON.stringify({ version: VERSION } satisfies Header)];
-  for (const part of parts.values()) lines.push(JSON.stringify(part.doc()));
-  if (listing) lines.push(JSON.stringify(listing));
-  // ASCII only (version 7): read back as a one-byte string without a scan for other bytes.
-  return lines.map((line) => `${asciiJson(line)}\n`);
+  // ASCII only (version 7: read back as a one-byte string without a scan for other bytes), in
+  // pieces: a part's JSON made whole was a two-byte string of twice its size for one accented title.
+  const out = asciiJsonPieces({ version: VERSION } satisfies Header, 0);
+  out.push('\n');
+  for (const part of parts.values()) asciiJsonPieces(part.doc(), 2, out).push('\n');
+  if (listing) asciiJsonPieces(listing, 2, out).push('\n');
+  return out;
 }
 
 /** The file a record comes from: its index file, else its log. */
