@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import { DebouncedSave } from './debounced-save.js';
-import { asciiJson, readText } from './disk.js';
+import { asciiJson } from './ascii-json.js';
+import { readText } from './disk.js';
 import type { FileKey } from './file-key.js';
 import type { FileLogs, SavedCount, SavedCounts } from './file-log.js';
 

@@ -71,7 +71,7 @@ const MAPPED_FROM = 128 * 1024;
 /**
  * A whole file as one flat string: its bytes read into one Buffer (readBytes), then decoded
  * once. `fs.promises.readFile(file, 'utf8')` decodes in 512 KB pieces joined as a rope that the
- * first search or split flattens into a copy. A file of ASCII only (what `asciiJson` writes) is
+ * first search or split flattens into a copy. A file of ASCII only (ascii-json.ts) is
  * decoded as Latin-1 into a one-byte string: UTF-8's decoder makes a two-byte string of the
  * whole file for a single accented title, at half the speed, and `JSON.parse` reads it slower.
  * A restart's 15 MB snapshot at 20,000 sessions: 56 ms and 123 ms to parse, against 133 and 174.
@@ -79,36 +79,6 @@ const MAPPED_FROM = 128 * 1024;
 export async function readText(file: string): Promise<string> {
   const bytes = await readBytes(file);
   return bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8');
-}
-
-const NON_ASCII = /[\u0080-\uffff]/g;
-const escaped = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-
-/** JSON text with every character past ASCII written as its `\u` escape (the same JSON), so `readText` reads it as one byte a character. */
-export function asciiJson(json: string): string {
-  return json.replace(NON_ASCII, escaped);
-}
-
-/**
- * `asciiJson(JSON.stringify(value))` in pieces, its objects opened `depth` levels down (plain
- * data only: no toJSON, no holes). One accented title makes a document's JSON a two-byte string
- * of twice its length: in pieces, only one column's lives at a time, and the escaped pieces are
- * one byte a character.
- */
-export function asciiJsonPieces(value: unknown, depth: number, out: string[] = []): string[] {
-  if (depth === 0 || value === null || typeof value !== 'object' || Array.isArray(value)) {
-    out.push(asciiJson(JSON.stringify(value)));
-    return out;
-  }
-  let next = '{';
-  for (const [key, v] of Object.entries(value)) {
-    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
-    out.push(`${next}${asciiJson(JSON.stringify(key))}:`);
-    next = ',';
-    asciiJsonPieces(v, depth - 1, out);
-  }
-  out.push(next === '{' ? '{}' : '}');
-  return out;
 }
 
 /**

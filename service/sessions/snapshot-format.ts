@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { AGENT_NAMES } from '../ids.js';
-import { asciiJsonPieces } from './disk.js';
+import { asciiJsonPieces } from './ascii-json.js';
 import type { DirKey } from './dir-key.js';
 import type { FileKey } from './file-key.js';
 import type { Head } from './head.js';
