@@ -42,6 +42,8 @@ const WORKER_BATCH = 64;
  */
 export class UsageStore {
   private readonly tracked = new Map<string, Tracked>();
+  /** The first model calls (LogUsage.firstKey) of logs no longer tracked since the last check of their groups. */
+  private readonly lostFirstKeys = new Set<string>();
   /** File logs left unread, with their last change (epoch ms): before the days asked for so far. */
   private readonly deferred = new Map<string, number>();
   /** Paths (log files, SQLite stores) changed since the last refresh. */
@@ -76,9 +78,7 @@ export class UsageStore {
   }
 
   start(): void {
-    this.unsubscribe ??= this.index.onLogChange((changes: LogChange[]) => {
-      for (const change of changes) this.dirty.add(change.path);
-    });
+    this.unsubscribe ??= this.index.onLogChange((changes: LogChange[]) => changes.forEach((change) => this.dirty.add(change.path)));
   }
 
   /**
@@ -210,11 +210,7 @@ export class UsageStore {
     const dirty = new Set(this.dirty);
     this.dirty.clear();
     const listed = new Set(logs.map((l) => logId(l.log)));
-    for (const id of this.tracked.keys()) {
-      if (listed.has(id)) continue;
-      this.tracked.delete(id);
-      this.kept.changed(id);
-    }
+    for (const id of this.tracked.keys()) if (!listed.has(id)) this.untrack(id);
     this.kept.list(sinceDay);
     this.kept.dropUnlisted(listed);
     for (const id of this.deferred.keys()) if (!listed.has(id) || dirty.has(id)) this.deferred.delete(id);
@@ -300,7 +296,17 @@ export class UsageStore {
 
   /** Records copied from one log into another count in one only (copies.ts); `firstKeys`: only the groups of the logs a change read. */
   private takeBackCopies(firstKeys?: ReadonlySet<string>): void {
-    for (const id of takeBackCopiesIn(this.tracked, (id, t) => this.kept.stateOf(id, t), firstKeys)) this.kept.changed(id);
+    // Groups that lost a log too: what it counted for them counts again in another.
+    for (const id of takeBackCopiesIn(this.tracked, (id, t) => this.kept.stateOf(id, t), firstKeys, this.lostFirstKeys)) this.kept.changed(id);
+    this.lostFirstKeys.clear();
+  }
+
+  /** A log no longer tracked (gone from the disk and from the kept copies): its group is checked again. */
+  private untrack(id: string): void {
+    const first = this.tracked.get(id)?.usage.firstKey;
+    if (first !== undefined) this.lostFirstKeys.add(first);
+    this.tracked.delete(id);
+    this.kept.changed(id);
   }
 
   /** A sub-agent's log with the message ids its parent counts (collect.ts Scope); {} for any other log. */
@@ -323,11 +329,7 @@ export class UsageStore {
     if (l.log.kind === 'sqlite') this.stores.set(l.log.db, storeKey(l.log.db));
     else {
       const st = await stat(l.log.path).catch(() => undefined);
-      if (!st) {
-        this.tracked.delete(id);
-        this.kept.changed(id);
-        return;
-      }
+      if (!st) return this.untrack(id);
       ({ ino, size, mtimeMs } = st);
       if (!t && l.log.kind === 'file' && endsBefore(st.mtimeMs, sinceDay)) {
         this.deferred.set(id, st.mtimeMs);
@@ -362,8 +364,7 @@ export class UsageStore {
     try {
       await scanLog(this.index, l.log, t.state ?? startState(), t.usage, pricer, fallbackDay, this.scopeOf(l));
     } catch (err) {
-      this.tracked.delete(id);
-      this.kept.changed(id);
+      this.untrack(id);
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ENOENT' && code !== 'ENOTDIR') this.log.warn({ log: logFile(l.log), err: String(err) }, 'usage: log not read');
     } finally {

@@ -97,4 +97,22 @@ describe('a conversation forked in the terminal, in usage', () => {
   it.skipIf(!ccusage)('equals ccusage per day and per model, to the token', async () => {
     expectSameAsCcusage(await report(), ccusageClaudeDaily(ccusage!, home));
   });
+
+  it('the original deleted and not kept (no keeping bound): its copied calls count again, once, in the fork', async () => {
+    const [original, fork] = await Promise.all([calls(ORIGINAL), calls(FORK)]);
+    const total = (t: any): number => t.input + t.output + t.cache_read + t.cache_write;
+    expect(total((await report()).total_tokens)).toBe(sum(original) + sum(fork, (k) => !original.has(k)));
+    await svc.close();
+    svc = await startService({ home, env: { SPACE_HISTORY_KEEP_MB: '0' } });
+    const kept = path.join(home, '.space-state', 'history', 'clia', `${ORIGINAL}.jsonl`);
+    await eventually(async () => expect(await readFile(kept).then(() => true, () => false)).toBe(false), 10_000);
+    await report();
+    await rm(fileOf(ORIGINAL));
+    await eventually(async () => {
+      const after = await report();
+      expect(after.by_session.some((s: any) => s.session_id === ORIGINAL)).toBe(false);
+      expect(after.by_session.find((s: any) => s.session_id === FORK).tokens_total).toBe(sum(fork));
+      expect(total(after.total_tokens)).toBe(sum(fork));
+    }, 5000);
+  });
 });
