@@ -114,5 +114,7 @@ describe('a conversation forked in the terminal, in usage', () => {
       expect(after.by_session.find((s: any) => s.session_id === FORK).tokens_total).toBe(sum(fork));
       expect(total(after.total_tokens)).toBe(sum(fork));
     }, 5000);
+    // ccusage reads the fork alone now, and counts the same.
+    if (ccusage) expectSameAsCcusage(await report(), ccusageClaudeDaily(ccusage, home));
   });
 });
