@@ -50,8 +50,6 @@ export class SessionIndex {
   private refreshScheduled = false;
   private watcher: SessionWatcher | undefined;
   private closed = false;
-  /** Whether the first build took back a saved state (its held-back copies are checked after it). */
-  private restored = false;
   /** Changes are told once the first build is done (its sessions are not news). */
   private live = false;
   private readonly logListeners: Listeners<LogChange[]>;
@@ -87,7 +85,6 @@ export class SessionIndex {
       const started = Date.now();
       const saved = await this.snapshot?.load();
       if (saved) this.files.restore(saved.files, saved.dirs);
-      this.restored = !!saved;
       const loadMs = Date.now() - started;
       let changed: number | undefined;
       if (saved) {
@@ -130,7 +127,7 @@ export class SessionIndex {
       this.counts.warm();
       this.proof.unprovenLater(() => this.files.unprovenDirs());
       // The held-back copies the restart's check left out (SourceFiles.changedSince).
-      if (this.restored) void this.files.heldBackChanged().then((paths) => (paths.length > 0 ? this.markDirty(paths) : undefined));
+      void this.files.heldBackChanged().then((paths) => (paths.length > 0 ? this.markDirty(paths) : undefined));
       // A thread named while the service was down: its saved head has the name it had then.
       const names = codexNamesFile(this.roots);
       if (names) void this.markDirty([names]);

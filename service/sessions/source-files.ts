@@ -40,6 +40,8 @@ export class SourceFiles {
   private programIds = new Set<string>();
   /** A held-back copy's key changed since the last `takeUnsaved`: no listing moved, but the saved state is behind. */
   private unsaved = false;
+  /** The held-back copies and saved keys `changedSince` left out, for `heldBackChanged`. */
+  private leftOut: Array<[string, FileKey]> = [];
   /**
    * Listed folders a file came to or went from since their listing (a watcher's file event):
    * their saved mtime no longer proves their names, and a restart would list them again (the
@@ -90,22 +92,21 @@ export class SourceFiles {
    * (7,747 of 27,748 at the issue's size); `heldBackChanged` checks them after.
    */
   changedSince(): Promise<string[]> {
-    return changedPaths(this.roots, this.dirs, this.savedKeys());
-  }
-
-  /** The held-back copies changed or gone since the state was restored. */
-  heldBackChanged(): Promise<string[]> {
-    const held: Array<[string, FileKey]> = [];
-    for (const [p, known] of this.files) if (known.role === 'log' && this.heldBack(known)) held.push([p, known.key]);
-    return changedFiles(held);
-  }
-
-  /** Every known file's key, as the bulk check takes it (held-back copies left out). */
-  private *savedKeys(): Iterable<[string, SavedKey]> {
+    const checked: Array<[string, SavedKey]> = [];
+    this.leftOut = [];
     for (const [p, known] of this.files) {
-      if (known.role === 'sqlite') yield [p, 'always'];
-      else if (known.role !== 'log' || !this.heldBack(known)) yield [p, known.key];
+      if (known.role === 'sqlite') checked.push([p, 'always']);
+      else if (known.role === 'log' && this.heldBack(known)) this.leftOut.push([p, known.key]);
+      else checked.push([p, known.key]);
     }
+    return changedPaths(this.roots, this.dirs, checked);
+  }
+
+  /** Of the copies `changedSince` left out (held back then, whatever they are now), those changed or gone. */
+  heldBackChanged(): Promise<string[]> {
+    const left = this.leftOut;
+    this.leftOut = [];
+    return changedFiles(left);
   }
 
   /** Listed folders whose saved mtime proves nothing yet (changed within DIR_QUIET_MS of their listing). */
